@@ -92,3 +92,8 @@ def test_300_query_file_carries_the_comparison_block(evaluated):
     _, results = evaluated["all"]
     comparison = results["comparison_300"]
     assert comparison["verdict"] == "not-measured"
+    by_row = results["comparison_300_by_row"]
+    assert set(by_row) == {"sparse", "hybrid", "hybrid+rerank"}
+    hybrid = by_row["hybrid"]["per_metric"]["nDCG@5"]
+    assert hybrid["full"]["delta"] == pytest.approx(results["table"][2]["paired_vs_dense"]["nDCG@5"]["delta"])
+    assert hybrid["full"]["queries"] == 300 and hybrid["sample"]["queries"] == 20
