@@ -1,0 +1,219 @@
+"""Benchmark `readout check`: a generated 10,000-claim ledger, and the shipped ledger from the CLI.
+
+Run: `.venv/bin/python bench/bench_checker.py [--claims 10000] [--runs 3]`
+
+Part 1 builds a throwaway project in a temporary directory: the repository's design documents,
+a realistic results.json (the repository's outputs/results.json when it exists, otherwise a
+synthetic one with the same shape and 300 per-query entries per row) and a ledger of N claims
+cycling through eight claim shapes (design quote, measured value with placeholders, predicate,
+manifest path, a struck claim, and three that fail: a missing quote, a path typo, a typed
+number). It times a bare `yaml.load` of the same text (the parsing floor), load_ledger, and the whole check_project (ledger + design + freeze +
+results) in-process, best and mean of --runs runs, and prints claims per second.
+
+Part 2 times the shipped project end to end as a user runs it: a fresh interpreter running
+`python -m generator.cli check --no-record` on the repository root, next to a bare interpreter
+start-up (`python -c pass`) measured in the same run, so the check's own share is visible.
+Nothing is written to the repository (--no-record, and part 1 lives in a temporary directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPOSITORY))
+
+from generator.checker import check_project, freeze_project  # noqa: E402
+from generator.ledger import load_ledger  # noqa: E402
+from generator.project import load_project  # noqa: E402
+
+ROWS = ("dense", "sparse", "hybrid", "hybrid+rerank")
+
+
+def synthetic_results(queries: int = 300) -> dict:
+    import random
+
+    rng = random.Random(20261130)
+    table, per_query = [], {}
+    for row in ROWS:
+        if row == "hybrid+rerank":
+            table.append({"search": row, "measured": False, "not_measured_reason": "benchmark", "model": "x",
+                          "recall@5": None, "recall@50": None, "nDCG@5": None, "paired_vs_dense": None})
+            continue
+        scores = {str(q): {"recall@5": rng.random(), "recall@50": rng.random(), "nDCG@5": rng.random()}
+                  for q in range(queries)}
+        per_query[row] = scores
+        entry = {"search": row, "measured": True, "model": f"{row}-model"}
+        for metric in ("recall@5", "recall@50", "nDCG@5"):
+            entry[metric] = sum(s[metric] for s in scores.values()) / queries
+        entry["paired_vs_dense"] = {m: {"delta": 0.01, "ci95_low": -0.02, "ci95_high": 0.04, "p_value": 0.3,
+                                        "wins": 5, "ties": 10, "losses": 5} for m in ("recall@5", "nDCG@5")}
+        table.append(entry)
+    return {"documents": 5183, "queries": queries, "candidate_depth": 50, "table": table, "per_query": per_query,
+            "p95_rerank_milliseconds": None, "same_50_rows_after_rerank": None,
+            "manifest": {"inputs": {"corpus.jsonl": {"sha256": "0" * 64, "bytes": 1}}, "threads": 2}}
+
+
+SHAPES = [
+    """  - id: c{i}-design
+    output: readout
+    section: limits
+    kind: factual
+    text: "Hybrid fuses both top-50 lists with RRF, constant 60 (claim {i})."
+    sources:
+      - design: {{document: decisions.md, quote: "fuse the dense and sparse top-50 lists with Reciprocal Rank Fusion, constant 60"}}
+""",
+    """  - id: c{i}-measured
+    output: readout
+    section: results
+    kind: evaluative
+    text: "Hybrid reaches nDCG@5 {{hybrid:.3f}} against dense {{dense:.3f}}."
+    sources:
+      - measured:
+          values: {{hybrid: "table[search=hybrid].nDCG@5", dense: "table[search=dense].nDCG@5"}}
+          predicate: "abs(hybrid - dense) >= 0 and min(hybrid, dense) >= 0"
+""",
+    """  - id: c{i}-per-query
+    output: aar
+    section: happened
+    kind: performance
+    text: "Query {{q}} has Recall@5 {{r:.2f}}."
+    sources:
+      - measured:
+          values: {{q: "manifest.threads", r: "per_query.dense.{q}.recall@5"}}
+""",
+    """  - id: c{i}-manifest
+    output: readout
+    section: provenance
+    kind: factual
+    text: "The corpus hash is {{sha}}."
+    sources:
+      - measured:
+          values: {{sha: 'manifest.inputs["corpus.jsonl"].sha256'}}
+""",
+    """  - id: c{i}-struck
+    output: readout
+    section: verdict
+    kind: recommendation
+    text: "Ship the reranker."
+    status: struck
+    strike_reason: "the rerank row was not measured"
+""",
+    """  - id: c{i}-bad-quote
+    output: teachback
+    section: rows
+    kind: factual
+    text: "One library, Pyserini, for sparse search."
+    sources:
+      - design: {{document: decisions.md, quote: "One library, Pyserini, for exact sparse search"}}
+""",
+    """  - id: c{i}-bad-path
+    output: readout
+    section: results
+    kind: factual
+    text: "Dense reaches {{d:.3f}}."
+    sources:
+      - measured:
+          values: {{d: "table[search=dense].nDGC@5"}}
+""",
+    """  - id: c{i}-typed
+    output: aar
+    section: why
+    kind: factual
+    text: "Hybrid uses RRF with constant 60 and scores 0.81."
+    sources:
+      - design: {{document: decisions.md, quote: "Reciprocal Rank Fusion, constant 60"}}
+""",
+]
+
+
+def build_project(root: Path, claims: int) -> Path:
+    (root / "claims").mkdir(parents=True)
+    (root / "outputs").mkdir()
+    shutil.copytree(REPOSITORY / "design", root / "design")
+    (root / "readout.yaml").write_text("title: Bench\nkind: beir\n")
+    real = REPOSITORY / "outputs" / "results.json"
+    results = json.loads(real.read_text()) if real.exists() else synthetic_results()
+    if "per_query" not in results or "dense" not in results.get("per_query", {}):
+        results["per_query"] = synthetic_results()["per_query"]
+    (root / "outputs" / "results.json").write_text(json.dumps(results))
+    query_ids = sorted(results["per_query"]["dense"])
+    parts = ["version: 1\nclaims:\n"]
+    for i in range(claims):
+        parts.append(SHAPES[i % len(SHAPES)].format(i=i, q=query_ids[i % len(query_ids)]))
+    (root / "claims" / "ledger.yaml").write_text("".join(parts))
+    freeze_project(load_project(root))
+    return root
+
+
+def timed(function, runs: int) -> tuple[float, float, object]:
+    seconds, value = [], None
+    for _ in range(runs):
+        start = time.perf_counter()
+        value = function()
+        seconds.append(time.perf_counter() - start)
+    return min(seconds), statistics.mean(seconds), value
+
+
+def subprocess_seconds(argv: list[str], runs: int, cwd: Path) -> tuple[float, float, int]:
+    seconds, code = [], 0
+    env = dict(os.environ, PYTHONPATH=str(REPOSITORY))
+    for _ in range(runs):
+        start = time.perf_counter()
+        completed = subprocess.run(argv, cwd=cwd, capture_output=True, env=env)
+        seconds.append(time.perf_counter() - start)
+        code = completed.returncode
+    return min(seconds), statistics.mean(seconds), code
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--claims", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    import yaml
+
+    print(f"machine: {platform.platform()}; {platform.processor() or platform.machine()}; "
+          f"{os.cpu_count()} CPUs; Python {platform.python_version()}; single thread; "
+          f"libyaml {'yes' if getattr(yaml, '__with_libyaml__', False) else 'no'}; runs per figure: {args.runs}")
+    with tempfile.TemporaryDirectory() as directory:
+        root = build_project(Path(directory) / "bench", args.claims)
+        project = load_project(root)
+        text = project.ledger_path.read_text(encoding="utf-8")
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        yaml_best, yaml_mean, _ = timed(lambda: yaml.load(text, Loader=loader), args.runs)
+        print(f"yaml.load alone (baseline: parsing only), {args.claims} claims: best {yaml_best:.3f} s, "
+              f"mean {yaml_mean:.3f} s")
+        best, mean, ledger = timed(lambda: load_ledger(project.ledger_path), args.runs)
+        print(f"load_ledger, {args.claims} claims: best {best:.3f} s, mean {mean:.3f} s "
+              f"({args.claims / best:,.0f} claims/s)")
+        best, mean, report = timed(lambda: check_project(project), args.runs)
+        print(f"check_project, {args.claims} claims: best {best:.3f} s, mean {mean:.3f} s "
+              f"({args.claims / best:,.0f} claims/s); untraceable {report.untraceable}/{report.total}, "
+              f"struck {report.struck}; {best / yaml_best:.1f}x the bare YAML parse")
+    python = sys.executable
+    bare_best, bare_mean, _ = subprocess_seconds([python, "-c", "pass"], args.runs + 2, REPOSITORY)
+    print(f"python -c pass (interpreter start-up): best {bare_best:.3f} s, mean {bare_mean:.3f} s")
+    if (REPOSITORY / "claims" / "ledger.yaml").exists() and (REPOSITORY / "outputs" / "results.json").exists():
+        shipped = load_ledger(REPOSITORY / "claims" / "ledger.yaml")
+        best, mean, code = subprocess_seconds([python, "-m", "generator.cli", "check", "--no-record"], args.runs + 2,
+                                              REPOSITORY)
+        print(f"readout check on the shipped ledger ({len(shipped.claims)} claims), fresh interpreter: best "
+              f"{best:.3f} s, mean {mean:.3f} s, exit {code}; {best / bare_best:.1f}x a bare start-up")
+    else:
+        print("readout check on the shipped ledger: not run (claims/ledger.yaml or outputs/results.json missing)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""`readout build`: evaluate only when inputs or parameters changed, then check, then render; the
+sandbox project is run, checked and rendered with the same templates."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import yaml
+
+from generator import evaluation
+from generator.cli import main
+from test_render_fixture import REPOSITORY, RESULTS, make_project
+
+L03 = REPOSITORY / "examples" / "l03"
+
+
+@pytest.fixture
+def beir_project(tmp_path, monkeypatch):
+    root = make_project(tmp_path / "p")
+    monkeypatch.chdir(root)
+    return root
+
+
+def _fake_evaluation(monkeypatch, current: bool, why: str):
+    calls = []
+
+    def results_are_current(project, query_set="sample"):
+        calls.append(("current?", project.root.name))
+        return current, why
+
+    def evaluate_project(project, query_set="sample", log=print):
+        calls.append(("evaluate", project.root.name))
+        results = json.loads(json.dumps(RESULTS))
+        results["table"][2]["nDCG@5"] = 0.6099  # a fresh run: the verdict claim must pick it up
+        (project.outputs_dir / "results.json").write_text(json.dumps(results, indent=2))
+        log("evaluated (fake)")
+        return project.outputs_dir / "results.json"
+
+    monkeypatch.setattr(evaluation, "results_are_current", results_are_current)
+    monkeypatch.setattr(evaluation, "evaluate_project", evaluate_project)
+    return calls
+
+
+def test_build_skips_evaluation_when_inputs_and_parameters_are_unchanged(beir_project, monkeypatch, capsys):
+    calls = _fake_evaluation(monkeypatch, True, "inputs and parameters unchanged")
+    assert main(["build"]) == 0
+    out = capsys.readouterr().out
+    assert calls == [("current?", "p")]
+    assert out.splitlines()[0] == "results: up to date (inputs and parameters unchanged); evaluation skipped"
+    assert "wrote outputs/readout.html" in out
+    assert "0.603 against dense 0.551" in (beir_project / "outputs" / "readout.html").read_text()
+
+
+def test_build_evaluates_when_inputs_changed_then_renders_the_new_numbers(beir_project, monkeypatch, capsys):
+    calls = _fake_evaluation(monkeypatch, False, "input files changed")
+    assert main(["build"]) == 0
+    out = capsys.readouterr().out
+    assert calls == [("current?", "p"), ("evaluate", "p")]
+    assert out.splitlines()[:2] == ["results: evaluating (input files changed)", "evaluated (fake)"]
+    html = (beir_project / "outputs" / "readout.html").read_text()
+    assert "Hybrid reaches nDCG@5 0.610 against dense 0.551." in html
+    assert main(["render", "--check"]) == 0
+
+
+def test_build_stops_when_the_check_fails(beir_project, monkeypatch, capsys):
+    _fake_evaluation(monkeypatch, True, "inputs and parameters unchanged")
+    ledger = beir_project / "claims" / "ledger.yaml"
+    ledger.write_text(ledger.read_text() + "  - id: bare\n    output: aar\n    section: why\n    kind: factual\n"
+                      "    text: \"Nothing supports this.\"\n")
+    assert main(["build"]) == 1
+    assert "Render refused" in capsys.readouterr().err
+    assert not (beir_project / "outputs" / "readout.html").exists()
+
+
+def test_results_are_current_compares_the_manifest_with_todays_inputs(tmp_path, small_dataset):
+    """The real comparison the build relies on (the lead's evaluation module): a changed input
+    file or parameter makes the results out of date."""
+    from generator.data import hash_inputs
+    from generator.project import load_project
+
+    root = make_project(tmp_path / "p")
+    config = yaml.safe_load((root / "readout.yaml").read_text())
+    config["data"] = str(small_dataset)
+    (root / "readout.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    project = load_project(root)
+    options = evaluation.options_for_project(project)
+    results = json.loads(json.dumps(RESULTS))
+    results["manifest"].update(inputs=hash_inputs(small_dataset), parameters=options.parameters())
+    (root / "outputs" / "results.json").write_text(json.dumps(results))
+    assert evaluation.results_are_current(project) == (True, "inputs and parameters unchanged")
+    with open(small_dataset / "queries.jsonl", "a", encoding="utf-8") as handle:
+        handle.write('{"_id": "extra", "text": "one more query"}\n')
+    assert evaluation.results_are_current(project) == (False, "input files changed")
+
+
+# --- the sandbox project ------------------------------------------------------------------------
+
+SANDBOX_OUTPUTS = {
+    "readout": {
+        "file": "readout.html",
+        "template": "readout.html.j2",
+        "sections": [{"id": "verdict", "title": "Verdict"},
+                     {"id": "results", "title": "Four rows on ten documents", "show": ["table"]},
+                     {"id": "provenance", "title": "Provenance", "show": ["provenance"]}],
+        "table": {"rows": "table", "name": "search", "columns": [
+            {"key": "label", "label": "What"},
+            {"key": "recall@3", "label": "Recall@3", "format": ".6f"},
+            {"key": "nDCG@3", "label": "nDCG@3", "format": ".6f"}]},
+        "provenance": ["documents", "topics", "parameters.alpha", "parameters.cutoff"],
+    },
+    "aar": {"file": "AAR.md", "template": "report.md.j2",
+            "sections": [{"id": "happened", "title": "What happened", "show": ["table"]}],
+            "table": {"columns": [{"key": "nDCG@3", "label": "nDCG@3", "format": ".6f"}]}},
+}
+
+SANDBOX_LEDGER = """\
+version: 1
+claims:
+  - id: hybrid-ndcg
+    output: readout
+    section: verdict
+    kind: evaluative
+    text: "Hybrid reaches NDCG@3 {hybrid:.6f} against BM25 {bm25:.6f}."
+    sources:
+      - measured:
+          values: {hybrid: "table[search=hybrid].nDCG@3", bm25: "table[search=bm25].nDCG@3"}
+          predicate: "hybrid > bm25"
+  - id: happened
+    output: aar
+    section: happened
+    kind: performance
+    text: "The reranker kept NDCG@3 at {reranked:.6f}."
+    sources:
+      - measured:
+          values: {reranked: "table[search=reranked].nDCG@3"}
+"""
+
+
+@pytest.fixture
+def sandbox_project(tmp_path, monkeypatch):
+    from generator.checker import freeze_project
+    from generator.project import load_project
+
+    root = tmp_path / "l03"
+    root.mkdir()
+    for name in ("data", "design"):
+        shutil.copytree(L03 / name, root / name)
+    config = yaml.safe_load((L03 / "readout.yaml").read_text())
+    config["outputs"] = SANDBOX_OUTPUTS
+    (root / "readout.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    (root / "claims").mkdir()
+    (root / "claims" / "ledger.yaml").write_text(SANDBOX_LEDGER)
+    freeze_project(load_project(root))
+    monkeypatch.chdir(root)
+    return root
+
+
+def test_build_runs_the_sandbox_then_checks_and_renders_with_the_same_templates(sandbox_project, capsys):
+    assert main(["build", "."]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "results: running the sandbox"
+    html = (sandbox_project / "outputs" / "readout.html").read_text()
+    # spec section 5's published macro figures, as the claim and the table show them
+    assert "Hybrid reaches NDCG@3 0.888438 against BM25 0.855971." in html
+    assert "<td>min-max hybrid, alpha on BM25</td><td>1.000000</td><td>0.888438</td>" in html
+    assert "<svg" not in html  # no charts configured for this project
+    aar = (sandbox_project / "outputs" / "AAR.md").read_text()
+    assert "| reranked | 0.888438 |" in aar
+    assert "The reranker kept NDCG@3 at 0.888438.[^1]" in aar
+    assert main(["render", "--check", "."]) == 0
+
+
+def test_build_stops_when_the_sandbox_run_is_invalid(sandbox_project, capsys):
+    assert main(["build", "."]) == 0
+    config = yaml.safe_load((sandbox_project / "readout.yaml").read_text())
+    config["sandbox"]["parameters"]["alpha"] = 0.6  # changed without a documented branch
+    (sandbox_project / "readout.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    before = (sandbox_project / "outputs" / "readout.html").read_bytes()
+    assert main(["build", "."]) == 1
+    assert "run invalid" in capsys.readouterr().err
+    assert (sandbox_project / "outputs" / "readout.html").read_bytes() == before
