@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from generator.data import Dataset, load_dataset
 from generator.errors import InputError, ModelUnavailableError
-from generator.fileio import atomic_write_json
+from generator.fileio import atomic_write_json, display_path
 from generator.metrics import DELTA_METRICS, ROW_METRICS, macro_mean, p95, per_query_metrics, same_candidate_sets, signed_delta
 from generator.runfiles import write_run
 
@@ -287,7 +287,7 @@ def write_outputs(evaluation: Evaluation, options: EvaluationOptions,
                        "comparison_300_by_row": {row: compare_sample_to_full(sample, results, row=row)
                                                  for row in ROWS[1:]}}
     path = atomic_write_json(options.results_path, results)
-    log(f"wrote {path} and {len(evaluation.rankings)} run files in {options.runs_dir}")
+    log(f"wrote {display_path(path)} and {len(evaluation.rankings)} run files in {display_path(options.runs_dir)}")
     return path
 
 

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -66,3 +67,24 @@ def dumps_json(value: Any) -> str:
 
 def atomic_write_json(path: str | os.PathLike, value: Any) -> Path:
     return atomic_write_text(path, dumps_json(value))
+
+
+def display_path(path: Path | str) -> str:
+    """`path` relative to the working directory when it lies below it, else as given."""
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return str(path)
+    return _display_path(str(path), cwd)
+
+
+@lru_cache(maxsize=4096)
+def _display_path(path: str, cwd_text: str) -> str:
+    target = Path(path)
+    cwd = Path(cwd_text)
+    for candidate in (Path(os.path.abspath(target)), target.resolve()):
+        try:
+            return candidate.relative_to(cwd).as_posix()
+        except ValueError:
+            continue
+    return str(target)

@@ -59,7 +59,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Union
 
 from generator.errors import InputError
-from generator.fileio import atomic_write_text, sha256_bytes
+from generator.fileio import atomic_write_text, display_path, sha256_bytes
 from generator.paths import PathSyntaxError, Step, parse_path
 from generator.predicates import CONSTANT_NAMES, FUNCTIONS, Predicate, PredicateSyntaxError, compile_predicate
 
@@ -485,27 +485,6 @@ def parse_ledger(data: bytes, path: Path | str, display: str | None = None) -> L
         seen: dict[str, int] = {}
         claims = [_claim(node, display, seen) for node in claims_node.value]
     return Ledger(path=Path(path), sha256=sha256_bytes(data), claims=tuple(claims), version=version)
-
-
-def display_path(path: Path | str) -> str:
-    """`path` relative to the working directory when it lies below it, else as given."""
-    try:
-        cwd = os.getcwd()
-    except OSError:
-        return str(path)
-    return _display_path(str(path), cwd)
-
-
-@lru_cache(maxsize=4096)
-def _display_path(path: str, cwd_text: str) -> str:
-    target = Path(path)
-    cwd = Path(cwd_text)
-    for candidate in (Path(os.path.abspath(target)), target.resolve()):
-        try:
-            return candidate.relative_to(cwd).as_posix()
-        except ValueError:
-            continue
-    return str(target)
 
 
 def load_ledger(path: Path | str) -> Ledger:

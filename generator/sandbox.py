@@ -634,7 +634,7 @@ def sandbox_command(args: Any) -> int:
 
     Example: ``readout sandbox examples/l03``
     """
-    from generator.fileio import atomic_write_json, atomic_write_text
+    from generator.fileio import atomic_write_json, atomic_write_text, display_path
     from generator.project import load_project
 
     project = load_project(args.project)
@@ -695,5 +695,5 @@ def sandbox_command(args: Any) -> int:
     for row in result.results["table"]:
         print(f"  {row['search']:<9} Recall@{k} {row[f'recall@{k}']:.6f}  nDCG@{k} {row[f'nDCG@{k}']:.6f}")
     print("  funnel: " + ", ".join(f"{s['stage']} {s['label']}" for s in funnel["stages"]))
-    print(f"wrote {out}", file=sys.stdout)
+    print(f"wrote {display_path(out)}")
     return 0
