@@ -152,11 +152,15 @@ def _unmeasured(row: dict, steps: tuple[Step, ...]) -> Resolution:
     return Resolution(False, reason=f"row {label} was not measured: {reason}", unmeasured=True)
 
 
-def resolve(data: Any, steps: tuple[Step, ...]) -> Resolution:
-    """Walk `steps` through `data`; never raises for a missing value, returns a reason instead."""
+def resolve(data: Any, steps: tuple[Step, ...], *, measured_only: bool = True) -> Resolution:
+    """Walk `steps` through `data`; never raises for a missing value, returns a reason instead.
+
+    With `measured_only` (the checker's rule) a path through a row that was not measured, or one
+    that lands on null, fails. The renderer passes False: it shows such values as "not measured".
+    """
     current = data
     for number, step in enumerate(steps):
-        if isinstance(current, dict) and current.get("measured") is False and not (
+        if measured_only and isinstance(current, dict) and current.get("measured") is False and not (
                 step.kind == "key" and step.key in ROW_IDENTITY_KEYS):
             return _unmeasured(current, steps[:number])
         if step.kind == "key":
@@ -194,6 +198,8 @@ def resolve(data: Any, steps: tuple[Step, ...]) -> Resolution:
                 return Resolution(False, reason=f"{len(matches)} elements of {here} have "
                                                 f"{step.key}={step.value}; a selector must match exactly one")
             current = matches[0]
+    if not measured_only:
+        return Resolution(True, value=current)
     if isinstance(current, dict) and current.get("measured") is False:
         return _unmeasured(current, steps)
     if current is None:

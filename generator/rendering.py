@@ -241,35 +241,18 @@ def _parse_table(project, where: str, raw: Any) -> TableSpec:
 # --- results paths --------------------------------------------------------------------------
 
 MISSING = object()
-_STEP = re.compile(r"([^.\[\]]+)|\[([^\]=]+)=([^\]]*)\]|\[(\d+)\]")
 
 
 def lookup(data: Any, path: str) -> Any:
-    """Follow `a.b[field=value].c` or `a[0]` through JSON data; MISSING when any step fails."""
-    current = data
-    position = 0
-    for match in _STEP.finditer(path):
-        if match.start() != position and path[position:match.start()] != ".":
-            return MISSING
-        position = match.end()
-        key, select_field, select_value, index = match.groups()
-        if key is not None:
-            if not isinstance(current, dict) or key not in current:
-                return MISSING
-            current = current[key]
-        elif index is not None:
-            if not isinstance(current, list) or int(index) >= len(current):
-                return MISSING
-            current = current[int(index)]
-        else:
-            if not isinstance(current, list):
-                return MISSING
-            hits = [item for item in current if isinstance(item, dict)
-                    and str(item.get(select_field)) == select_value]
-            if len(hits) != 1:
-                return MISSING
-            current = hits[0]
-    return current if position == len(path) else MISSING
+    """The value at a results path (grammar: generator/paths.py), null included; MISSING when the
+    path does not parse or leads nowhere."""
+    from generator.paths import PathSyntaxError, parse_path, resolve
+
+    try:
+        resolution = resolve(data, parse_path(path), measured_only=False)
+    except PathSyntaxError:
+        return MISSING
+    return resolution.value if resolution.ok else MISSING
 
 
 def format_number(value: Any, spec: str) -> str:

@@ -253,7 +253,9 @@ def test_hand_typed_081_in_design_claim_exits_1(project, capsys):
 @pytest.mark.parametrize("text, numbers", [
     ("nDCG@5 and Recall@50 with BM25 and p95", []),
     ("Sentence Transformers v6.0.0 and all-MiniLM-L6-v2 wrote results-300.json", []),
-    ("`top_k=50` and https://example.org/2026/11/x are not prose", []),
+    ("`top_k` and https://example.org/2026/11/x are not prose", []),
+    ("a typed number in a code span still counts: `0.42`", ["0.42"]),
+    ("identifiers T-03, D-010, S-012 and IDX-L03-001 are labels", []),
     ("20 queries, 0.81, 60, 2030, 11.1 million and 10,000 claims.", ["20", "0.81", "60", "2030", "11.1", "10,000"]),
     ("top-50 lists on 18 August 2026.", ["50", "18", "2026"]),
 ])
