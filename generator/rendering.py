@@ -469,11 +469,10 @@ def _anchor(prefix: str, text: str) -> str:
 
 
 def _display(project, path: Path | str) -> str:
-    path = Path(path)
-    try:
-        return path.resolve().relative_to(project.root).as_posix()
-    except ValueError:
-        return str(path)
+    """A path in a message: relative to the working directory, as the user would type it."""
+    from generator.fileio import display_path
+
+    return display_path(path)
 
 
 def _evidence_notes(result, door, labels: Labels) -> list[Any]:

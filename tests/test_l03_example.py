@@ -55,7 +55,7 @@ def test_build_on_a_copy_writes_the_committed_outputs_byte_for_byte(l03_copy, of
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "results: running the sandbox"
     for name in RENDERED:
-        assert f"wrote outputs/{name}" in out
+        assert f"copy-of-l03/outputs/{name} (" in out
         built = (l03_copy / "outputs" / name).read_bytes()
         assert built == (L03 / "outputs" / name).read_bytes(), f"{name} differs from the committed one"
         # nothing path-dependent: neither the copy's nor the repository's location is embedded
