@@ -52,8 +52,8 @@ def main() -> None:
                        log=lambda _: None)
         tool_seconds = time.perf_counter() - started
         started = time.perf_counter()
-        dense_rankings(documents, queries, identity, 50, EmbeddingCache(Path(cache_dir)), progress=False,
-                       log=lambda _: None)
+        dense = dense_rankings(documents, queries, identity, 50, EmbeddingCache(Path(cache_dir)), progress=False,
+                               log=lambda _: None).rankings
         cached_seconds = time.perf_counter() - started
     model = SentenceTransformer(identity.path, device="cpu")
     started = time.perf_counter()
@@ -79,8 +79,6 @@ def main() -> None:
         BertForSequenceClassification(config).save_pretrained(model_dir)
         BertTokenizerFast.from_pretrained(identity.path).save_pretrained(model_dir)
         cross = load_cross_encoder(resolve_model(model_dir), max_length=512)
-        dense = dense_rankings(documents, queries, identity, 50, EmbeddingCache(Path(model_dir) / "c"),
-                               progress=False, log=lambda _: None).rankings
         hybrid = hybrid_rankings(dense, sparse, 60, 50)
         by_id = {d.doc_id: d.retrieval_text for d in documents}
         first = next(iter(hybrid))
