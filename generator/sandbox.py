@@ -533,27 +533,26 @@ def compare_with_recorded(recorded: Mapping[str, Any] | None, inputs: Mapping[st
                 return str(branch.get("id"))
         return None
 
-    for name in sorted(set(recorded_inputs) | set(inputs)):
-        old = (recorded_inputs.get(name) or {}).get("sha256")
-        new = (inputs.get(name) or {}).get("sha256")
-        if old == new:
-            continue
-        branch = branch_for("inputs", name, new)
-        change = f"input {name} changed (sha256 {str(new)[:12]} recorded {str(old)[:12]})"
-        if branch is None:
-            invalid.append(change + " with no documented branch")
-        else:
-            accepted.append(f"{change}, documented by branch {branch}")
-    for name in sorted(set(recorded_parameters) | set(parameters)):
-        old, new = recorded_parameters.get(name), parameters.get(name)
-        if old == new:
-            continue
-        branch = branch_for("parameters", name, new)
-        change = f"parameter {name} changed ({new!r} recorded {old!r})"
-        if branch is None:
-            invalid.append(change + " with no documented branch")
-        else:
-            accepted.append(f"{change}, documented by branch {branch}")
+    def hash_of(entry: Any) -> Any:
+        return (entry or {}).get("sha256")
+
+    comparisons = (
+        ("inputs", {n: hash_of(e) for n, e in recorded_inputs.items()}, {n: hash_of(e) for n, e in inputs.items()},
+         lambda name, new, old: f"input {name} changed (sha256 {str(new)[:12]} recorded {str(old)[:12]})"),
+        ("parameters", recorded_parameters, parameters,
+         lambda name, new, old: f"parameter {name} changed ({new!r} recorded {old!r})"),
+    )
+    for kind, recorded, current, describe in comparisons:
+        for name in sorted(set(recorded) | set(current)):
+            old, new = recorded.get(name), current.get(name)
+            if old == new:
+                continue
+            branch = branch_for(kind, name, new)
+            change = describe(name, new, old)
+            if branch is None:
+                invalid.append(change + " with no documented branch")
+            else:
+                accepted.append(f"{change}, documented by branch {branch}")
     return invalid, accepted
 
 
