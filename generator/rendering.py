@@ -578,13 +578,17 @@ def _table_view(table: TableSpec, results: dict, door, labels: Labels) -> dict:
                     interval = door.interval(door.data(format_number(bounds["ci95_low"], column.format)),
                                              door.data(format_number(bounds["ci95_high"], column.format)))
             cells.append({"value": door.data(format_number(value, column.format)), "interval": interval,
-                          "missing": False})
+                          "missing": False, "text": isinstance(value, str)})
         reason = row.get("not_measured_reason") if not measured else None
         rows.append({"name": door.data(name), "measured": measured, "cells": cells,
                      "reason": door.data(reason) if reason else None})
     has_intervals = any(cell["interval"] is not None for row in rows for cell in row["cells"])
+    # Numbers align right; a column whose values are all text (a description) aligns left.
+    text_columns = [all(row["cells"][index].get("text", True) for row in rows if not row["cells"][index]["missing"])
+                    and any(not row["cells"][index]["missing"] for row in rows)
+                    for index in range(len(table.columns))]
     return {"columns": [door.data(column.label) for column in table.columns], "rows": rows,
-            "has_intervals": has_intervals}
+            "has_intervals": has_intervals, "text_columns": text_columns}
 
 
 def _provenance_view(spec: OutputSpec, project, report, results: dict, results_hashes: dict[str, str],

@@ -151,3 +151,10 @@ def test_every_claim_of_the_example_is_rendered_in_its_output():
             assert result.rendered_text in texts[result.claim.output], result.claim.id
         else:
             assert f'id="claim-{result.claim.id}"' in texts["readout"], result.claim.id
+
+
+def test_text_columns_align_left_and_number_columns_right():
+    aar = (L03 / "outputs" / "AAR.md").read_text(encoding="utf-8")
+    assert "| --- | --- | ---: | ---: |" in aar
+    html = (L03 / "outputs" / "readout.html").read_text(encoding="utf-8")
+    assert '<th scope="col" class="text">' in html
