@@ -164,7 +164,7 @@ def test_build_runs_the_sandbox_then_checks_and_renders_with_the_same_templates(
     html = (sandbox_project / "outputs" / "readout.html").read_text()
     # spec section 5's published macro figures, as the claim and the table show them
     assert "Hybrid reaches NDCG@3 0.888438 against BM25 0.855971." in html
-    assert "<td>min-max hybrid, alpha on BM25</td><td>1.000000</td><td>0.888438</td>" in html
+    assert "<td class=\"text\">min-max hybrid, alpha on BM25</td><td>1.000000</td><td>0.888438</td>" in html
     assert "<svg" not in html  # no charts configured for this project
     aar = (sandbox_project / "outputs" / "AAR.md").read_text()
     assert "| reranked | 0.888438 |" in aar
