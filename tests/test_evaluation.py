@@ -112,3 +112,29 @@ def test_interrupted_rerank_resumes_without_recomputing_finished_queries(small_d
     assert _without_timings(resumed) == _without_timings(uninterrupted)
     assert set(resumed["rerank_milliseconds"]) == set(uninterrupted["rerank_milliseconds"])
     assert all(value > 0 for value in resumed["rerank_milliseconds"].values())
+
+
+def test_evaluate_command_writes_sample_then_300_style_results_with_comparison(small_dataset, tmp_path,
+                                                                                tiny_cross_encoder, capsys):
+    from generator.cli import main
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "readout.yaml").write_text(
+        f"title: t\nkind: beir\ndata: {small_dataset}\nevaluate:\n  dense_model: minilm-offline\n"
+        "  bootstrap_resamples: 200\n  progress: false\n")
+    common = ["evaluate", str(project), "--rerank-model", str(tiny_cross_encoder), "--cache-dir", str(tmp_path / "c")]
+    assert main(common) == 0
+    assert main(common + ["--queries", "all"]) == 0
+    err = capsys.readouterr().err
+    assert "wrote " in err and "results-300.json" in err
+    outputs = project / "outputs"
+    assert sorted(p.name for p in (outputs / "runs-300").iterdir()) == [
+        "dense.trec", "hybrid-rerank.trec", "hybrid.trec", "sparse.trec"]
+    full = json.loads((outputs / "results-300.json").read_text())
+    assert full["query_set"] == "all" and full["table"][3]["measured"] is True
+    assert full["comparison_300"]["row"] == "hybrid+rerank"
+    assert full["comparison_300"]["verdict"] in ("stays-positive", "does-not-stay-positive")
+    assert set(full["comparison_300_by_row"]) == {"sparse", "hybrid", "hybrid+rerank"}
+    # The second run re-used the first run's rerank scores for the same queries and candidates.
+    assert full["manifest"]["caches"]["rerank_computed_queries"] == []
