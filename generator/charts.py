@@ -165,7 +165,7 @@ def deltas(rows: list[dict], config: dict, name_key: str, column_labels: dict[st
             body.append(_text(centre + 6, y + 14, labels.not_measured, cls="missing"))
             y += row_h
             continue
-        for index, (metric, delta, low, high) in enumerate(values):
+        for index, (_metric, delta, low, high) in enumerate(values):
             top = y + 18.0 * index + 2
             if delta is None:
                 body.append(_text(centre + 6, top + 11, labels.not_measured, cls="missing"))

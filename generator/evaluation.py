@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path

@@ -49,7 +49,6 @@ re-import adds only new sentences.
 
 from __future__ import annotations
 
-import os
 import re
 import string
 import sys

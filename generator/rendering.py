@@ -598,7 +598,7 @@ def _provenance_view(spec: OutputSpec, project, report, results: dict, results_h
                 for key, value in items]
 
     groups = []
-    hashes = [(f"claims/ledger.yaml", report.ledger_sha256),
+    hashes = [("claims/ledger.yaml", report.ledger_sha256),
               ("design freeze", getattr(report, "design_freeze_sha256", None) or "none")]
     hashes += [(f"outputs/{name}", digest) for name, digest in sorted(results_hashes.items())]
     hashes += [("readout.yaml", config_hash)]

@@ -43,7 +43,6 @@ import csv
 import io
 import json
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence

@@ -58,9 +58,9 @@ def test_readout_opens_from_disk_shows_rows_and_score_and_requests_nothing(rende
             for name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
                 page = browser.new_page(viewport=viewport)
                 requests: list[str] = []
-                page.on("request", lambda request: requests.append(request.url))
+                page.on("request", lambda request, seen=requests: seen.append(request.url))
                 errors: list[str] = []
-                page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+                page.on("console", lambda message, seen=errors: seen.append(message.text) if message.type == "error" else None)
                 page.goto(url, wait_until="load")
                 page.wait_for_timeout(200)
 

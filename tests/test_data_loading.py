@@ -2,7 +2,6 @@
 
 import json
 
-import pytest
 
 from generator.cli import main
 from generator.data import load_dataset

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from generator.cli import main
-from generator.sandbox import (DEFAULT_PARAMETERS, acquisition_funnel, diagnose, hybrid_scores,
+from generator.sandbox import (DEFAULT_PARAMETERS, diagnose, hybrid_scores,
                                load_inputs, min_max_normalise, rerank_fixed_set, run_pipeline)
 from generator.metrics import graded_ndcg_at_k as ndcg_at_k, graded_recall_at_k as recall_at_k
 
