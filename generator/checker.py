@@ -632,15 +632,22 @@ def _summary(report: CheckReport) -> list[str]:
     return lines
 
 
+def claim_location(ledger_display: str, claim: Claim) -> str:
+    """`claims/ledger.yaml:14: claim dense-ndcg5 (evaluative)`: how every report names a claim."""
+    return f"{ledger_display}:{claim.line}: claim {claim.id} ({claim.kind})"
+
+
+def failing_results(report: CheckReport) -> list[ClaimResult]:
+    """The active claims that do not trace, in ledger order (what every format reports)."""
+    return [result for result in report.results if result.counts_untraceable]
+
+
 def format_text(report: CheckReport) -> str:
     ledger_display = display_path(report.ledger_path)
     lines = []
-    for result in report.results:
-        if not result.counts_untraceable:
-            continue
+    for result in failing_results(report):
         for reason in result.reasons:
-            lines.append(f"{ledger_display}:{result.claim.line}: claim {result.claim.id} ({result.claim.kind}): "
-                         f"{reason}")
+            lines.append(f"{claim_location(ledger_display, result.claim)}: {reason}")
     lines.extend(report.freeze_problems)
     lines.extend(_summary(report))
     return "\n".join(lines) + "\n"
@@ -657,9 +664,7 @@ def _escape_property(text: str) -> str:
 def format_github(report: CheckReport) -> str:
     ledger_display = display_path(report.ledger_path)
     lines = []
-    for result in report.results:
-        if not result.counts_untraceable:
-            continue
+    for result in failing_results(report):
         title = _escape_property(f"claim {result.claim.id} ({result.claim.kind})")
         for reason in result.reasons:
             lines.append(f"::error file={_escape_property(ledger_display)},line={result.claim.line},"

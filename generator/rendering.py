@@ -845,13 +845,13 @@ def stale_outputs(rendered: Iterable[Rendered], project) -> list[str]:
 
 
 def check_failures(project, report) -> list[str]:
+    from generator.checker import claim_location, failing_results
+
     lines = []
     ledger = _display(project, getattr(report, "ledger_path", None) or project.ledger_path)
-    for result in report.results:
-        claim = result.claim
-        if claim.status != "struck" and not result.traceable:
-            reasons = "; ".join(result.reasons) or "untraceable"
-            lines.append(f"{ledger}:{claim.line}: claim {claim.id} ({claim.kind}): {reasons}")
+    for result in failing_results(report):
+        reasons = "; ".join(result.reasons) or "untraceable"
+        lines.append(f"{claim_location(ledger, result.claim)}: {reasons}")
     lines.extend(f"design freeze: {problem}" for problem in getattr(report, "freeze_problems", None) or [])
     return lines
 
