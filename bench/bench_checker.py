@@ -33,8 +33,9 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 
-from generator.checker import check_project, freeze_project  # noqa: E402
-from generator.ledger import load_ledger  # noqa: E402
+from generator.claims.checker import check_project  # noqa: E402
+from generator.claims.freeze import freeze_project  # noqa: E402
+from generator.claims.ledger import load_ledger  # noqa: E402
 from generator.project import load_project  # noqa: E402
 
 ROWS = ("dense", "sparse", "hybrid", "hybrid+rerank")

@@ -32,10 +32,10 @@ def main() -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from generator.cache import EmbeddingCache
-    from generator.data import load_dataset
-    from generator.models import load_cross_encoder, resolve_model
-    from generator.retrieval import dense_rankings, hybrid_rankings, sparse_rankings
+    from generator.evaluate.cache import EmbeddingCache
+    from generator.evaluate.data import load_dataset
+    from generator.evaluate.models import load_cross_encoder, resolve_model
+    from generator.evaluate.retrieval import dense_rankings, hybrid_rankings, sparse_rankings
 
     dataset = load_dataset(args.data)
     documents = dataset.documents[: args.documents]

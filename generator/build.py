@@ -1,64 +1,59 @@
-"""`readout build [PROJECT]`: bring a project's outputs up to date in one command.
+"""`readout build [PROJECT]`: bring a project's outputs up to date in one call.
 
 1. results: a `kind: beir` project is evaluated only when its inputs or parameters changed since
-   the last results (`generator.evaluation.results_are_current` compares the manifest of
-   outputs/results.json, input sha256s and parameters, with today's); a `kind: sandbox`
-   project runs the sandbox, which needs no model and takes well under a second;
-2. the claim check, then the render (`generator.rendering.render_project`): the build stops
-   with exit 1 when the check fails or an output holds orphan text, exactly like `readout render`.
-
-Example: ``readout build examples/l03``
+   the last results (`generator.evaluate.pipeline.results_are_current` compares the manifest of
+   outputs/results.json, input sha256s and parameters, with today's); a `kind: sandbox` project
+   runs the sandbox, which needs no model and takes well under a second;
+2. the claim check, then the render (`generator.render.renderer.render_project`): the build
+   stops when the check fails or an output holds orphan text, exactly like `readout render`.
 """
 
 from __future__ import annotations
 
-import sys
-from types import SimpleNamespace
-from typing import Callable, TextIO
+from dataclasses import dataclass
+from typing import Callable
+
+from generator.project import Project
+from generator.render.renderer import RenderOutcome, render_project
+from generator.sandbox.runner import SandboxOutcome, run_sandbox
 
 
-def refresh_results(project, *, out: TextIO) -> str:
+@dataclass
+class BuildOutcome:
+    results_step: str
+    sandbox: SandboxOutcome | None = None
+    render: RenderOutcome | None = None
+
+    @property
+    def ok(self) -> bool:
+        if self.sandbox is not None and not self.sandbox.valid:
+            return False
+        return self.render is not None and self.render.ok
+
+
+def refresh_results(project: Project, log: Callable[[str], None]) -> tuple[str, SandboxOutcome | None]:
     """Make outputs/results.json current for the project's kind; returns what was done."""
-    if project.kind == "beir":
-        from generator import evaluation
-
-        current, why = evaluation.results_are_current(project)
-        if current:
-            message = f"results: up to date ({why}); evaluation skipped"
-            print(message, file=out)
-            return message
-        print(f"results: evaluating ({why})", file=out)
-        evaluation.evaluate_project(project, log=lambda line: print(line, file=out))
-        return f"results: evaluated ({why})"
     if project.kind == "sandbox":
-        from generator import sandbox
+        log("results: running the sandbox")
+        return "results: sandbox run", run_sandbox(project.sandbox_config())
+    # The evaluation stage imports numpy, torch and bm25s; a sandbox build must start without them.
+    from generator.evaluate.pipeline import results_are_current, run_and_write
 
-        print("results: running the sandbox", file=out)
-        run: Callable | None = getattr(sandbox, "run_sandbox", None)
-        if run is not None:
-            run(project)
-        else:
-            code = sandbox.sandbox_command(SimpleNamespace(project=project.root, report_visibility=False))
-            if code != 0:
-                from generator.errors import FindingsError
-
-                raise FindingsError(f"the sandbox run failed (exit {code}); nothing rendered")
-        return "results: sandbox run"
-    from generator.errors import InputError  # load_project already refuses other kinds
-
-    raise InputError(f"unknown kind {project.kind!r}", path=str(project.config_path), field="kind")
+    options = project.evaluation_options()
+    current, why = results_are_current(options)
+    if current:
+        message = f"results: up to date ({why}); evaluation skipped"
+        log(message)
+        return message, None
+    log(f"results: evaluating ({why})")
+    run_and_write(options, log=log)
+    return f"results: evaluated ({why})", None
 
 
-def build_project(project, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    from generator.rendering import render_project
-
-    out = out or sys.stdout
-    err = err or sys.stderr
-    refresh_results(project, out=out)
-    return render_project(project, out=out, err=err)
-
-
-def build_command(args) -> int:
-    from generator.project import load_project
-
-    return build_project(load_project(args.project))
+def build_project(project: Project, log: Callable[[str], None] = print) -> BuildOutcome:
+    step, sandbox = refresh_results(project, log)
+    outcome = BuildOutcome(results_step=step, sandbox=sandbox)
+    if sandbox is not None and not sandbox.valid:
+        return outcome
+    outcome.render = render_project(project)
+    return outcome

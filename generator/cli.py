@@ -1,19 +1,87 @@
-"""The `readout` command line: a thin layer that parses options, calls one library function per
-command and maps exceptions to exit codes (0 success, 1 findings, 2 usage or input error).
+"""The `readout` command line: the only layer that prints and picks exit codes.
 
-Heavy libraries (torch, sentence-transformers, bm25s) are never imported here: each command
-imports its library module inside its run function, and only the evaluation modules import
-the heavy ones, inside the functions that need them.
+Every command body does the same four things: load its input (usually the project), make one
+library call, format what came back, and return an exit code: 0 success, 1 findings (read from
+the returned result: an untraceable claim, a stale output, a failed self-test, an invalid
+sandbox run), 2 usage or input error. Library code raises; `main` maps every exception through
+`exit_code_for`, the one map, and prints it as one line (the traceback only with `--debug` or
+`READOUT_DEBUG=1`).
+
+The evaluation stage (and `cost`) imports numpy, torch, sentence-transformers and bm25s, so its
+modules are imported inside the command bodies that need them: `check`, `render` and `sandbox`
+start without any of them.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Sequence, TextIO
 
-from generator.errors import ReadoutError
+from generator import __version__
+from generator.build import build_project
+from generator.claims.checker import check_project
+from generator.claims.draft import import_draft
+from generator.claims.freeze import freeze_project
+from generator.claims.report import format_github, format_text, report_dict
+from generator.errors import InputError, ReadoutError
+from generator.evaluate.options import QUERY_SETS, SKIP_RERANK_REASON
+from generator.evaluate.selftest import MUTANT_NOTICE, run_checks
+from generator.fileio import display_path, dumps_json
+from generator.project import Project, load_project
+from generator.render.renderer import RenderOutcome, render_project
+from generator.sandbox.ceiling import compute_ceiling, format_text as format_ceiling, load_case, parse_case
+from generator.sandbox.runner import SandboxOutcome, run_sandbox
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+# The one exception-to-exit-code map, most specific first. Findings are never exceptions: a
+# command reads them from the result it got back.
+EXCEPTION_EXIT_CODES: tuple[tuple[type[BaseException], int], ...] = (
+    (KeyboardInterrupt, EXIT_INTERRUPTED),
+    (ReadoutError, EXIT_USAGE),
+    (Exception, EXIT_USAGE),
+)
+
+
+def exit_code_for(error: BaseException) -> int:
+    for kind, code in EXCEPTION_EXIT_CODES:
+        if isinstance(error, kind):
+            return code
+    raise error
+
+
+def error_line(error: BaseException) -> str:
+    """One line for any exception: the library's own message, or the file it came from and what."""
+    if isinstance(error, KeyboardInterrupt):
+        return "Interrupted."
+    if isinstance(error, ReadoutError):
+        return f"Error: {error}"
+    where = getattr(error, "readout_path", None)
+    detail = " ".join(str(error).split())[:200] or "no message"
+    if isinstance(error, RecursionError):
+        detail = "input nested too deeply"
+    elif isinstance(error, MemoryError):
+        detail = "input too large to hold in memory"
+    prefix = f"{where}: " if where else ""
+    return (f"Error: {prefix}unexpected {type(error).__name__}: {detail} "
+            "(run with --debug or READOUT_DEBUG=1 for the traceback)")
+
+
+def _print_lines(lines: Sequence[str], stream: TextIO) -> None:
+    for line in lines:
+        print(line, file=stream)
+
+
+def _project_argument(parser: argparse.ArgumentParser, help_text: str, default: Path = Path(".")) -> None:
+    parser.add_argument("project", nargs="?", default=default, type=Path, help=help_text)
+
 
 # --- selftest -------------------------------------------------------------------------------
 
@@ -26,21 +94,27 @@ def _configure_selftest(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_selftest(args: argparse.Namespace) -> int:
-    from generator.selftest import run_selftest
-
-    return run_selftest(mutant=args.mutant, out=sys.stdout)
+    if args.mutant:
+        print(MUTANT_NOTICE)
+    results = run_checks(mutant=args.mutant)
+    _print_lines([result.line() for result in results], sys.stdout)
+    failed = [result for result in results if not result.passed]
+    if failed:
+        print(f"{len(failed)} of {len(results)} checks FAILED")
+        return EXIT_FINDINGS
+    print("ALL CHECKS PASS")
+    return EXIT_OK
 
 
 # --- evaluate -------------------------------------------------------------------------------
 
 
 def _configure_evaluate(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("project", nargs="?", default=".", type=Path,
-                        help="project directory holding readout.yaml and outputs/ (default: .)")
+    _project_argument(parser, "project directory holding readout.yaml and outputs/ (default: .)")
     parser.add_argument("--data", type=Path, default=None,
                         help="BEIR dataset directory (corpus.jsonl, queries.jsonl, qrels/test.tsv); "
                              "default: the project's readout.yaml `data`")
-    parser.add_argument("--queries", default=None,
+    parser.add_argument("--queries", default=None, choices=QUERY_SETS,
                         help="'sample' (first 20 test queries in qrels order, the release sample) "
                              "or 'all' (the 300-query check, written to results-300.json)")
     parser.add_argument("--dense-model", default=None,
@@ -58,17 +132,24 @@ def _configure_evaluate(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
-    from generator.evaluation import evaluate_command
+    from generator.evaluate.pipeline import run_and_write
 
-    return evaluate_command(args)
+    project = load_project(args.project)
+    project.require_kind("beir", "evaluate")
+    options = project.evaluation_options(
+        data=args.data, query_set=args.queries, dense_model=args.dense_model, rerank_model=args.rerank_model,
+        skip_rerank=args.skip_rerank, output=args.output, cache_dir=args.cache_dir,
+        # A reason configured in readout.yaml describes the configured skip, not one asked for here.
+        skip_rerank_reason=SKIP_RERANK_REASON if args.skip_rerank else None)
+    run_and_write(options, log=lambda message: print(message, file=sys.stderr))
+    return EXIT_OK
 
 
 # --- check / freeze / import-draft -----------------------------------------------------------
 
 
 def _configure_check(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("project", nargs="?", default=".", type=Path,
-                        help="project directory (design/, claims/, outputs/); default: .")
+    _project_argument(parser, "project directory (design/, claims/, outputs/); default: .")
     parser.add_argument("--format", choices=("text", "json", "github"), default="text",
                         help="output format: text for people, json for machines, github for CI annotations")
     parser.add_argument("--no-record", action="store_true",
@@ -76,81 +157,164 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    from generator.checker import check_command
-
-    return check_command(args)
+    report = check_project(load_project(args.project), record_history=not args.no_record)
+    if args.format == "json":
+        sys.stdout.write(dumps_json(report_dict(report)))
+    elif args.format == "github":
+        sys.stdout.write(format_github(report))
+    else:
+        sys.stdout.write(format_text(report))
+    return EXIT_OK if report.ok else EXIT_FINDINGS
 
 
 def _configure_freeze(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("project", nargs="?", default=".", type=Path,
-                        help="project directory whose design/ documents are frozen; default: .")
+    _project_argument(parser, "project directory whose design/ documents are frozen; default: .")
 
 
 def _run_freeze(args: argparse.Namespace) -> int:
-    from generator.checker import freeze_command
-
-    return freeze_command(args)
+    project = load_project(args.project)
+    previous, current = freeze_project(project)
+    for name in sorted(set(previous) | set(current)):
+        document = display_path(project.design_dir / name)
+        if name not in current:
+            print(f"{document}: removed from the freeze")
+        elif name not in previous:
+            print(f"{document}: frozen at sha256 {current[name][:12]}")
+        elif previous[name] != current[name]:
+            print(f"{document}: re-frozen at sha256 {current[name][:12]} (was {previous[name][:12]})")
+    shown = display_path(project.freeze_path)
+    if previous != current:
+        print(f"Froze {len(current)} design document{'s' if len(current) != 1 else ''} in {shown}.")
+    else:
+        print(f"Design freeze unchanged: {len(current)} documents match {shown}.")
+    return EXIT_OK
 
 
 def _configure_import_draft(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("draft", type=Path, help="Markdown draft to split into one claim per sentence")
-    parser.add_argument("--output", dest="output_name", required=True,
-                        choices=("teachback", "aar", "readout"),
+    parser.add_argument("--output", dest="output_name", required=True, choices=("teachback", "aar", "readout"),
                         help="which report the draft is for")
     parser.add_argument("--ledger", type=Path, default=Path("claims/ledger.yaml"),
                         help="ledger to append to (default claims/ledger.yaml)")
 
 
-def _run_import_draft(args: argparse.Namespace) -> int:
-    from generator.ledger import import_draft_command
+def _declared_sections(ledger_path: Path, output: str) -> list[str]:
+    """The sections readout.yaml declares for `output`, when the ledger sits in a project."""
+    root = ledger_path.resolve().parent.parent
+    if not (root / "readout.yaml").is_file():
+        return []
+    try:
+        outputs = load_project(root).outputs or {}
+    except InputError:
+        return []
+    return list(outputs[output].section_ids) if output in outputs else []
 
-    return import_draft_command(args)
+
+def _run_import_draft(args: argparse.Namespace) -> int:
+    added, skipped = import_draft(args.draft, args.output_name, args.ledger,
+                                  _declared_sections(args.ledger, args.output_name))
+    shown = display_path(args.ledger)
+    for claim in added:
+        print(f"{shown}:{claim.line}: claim {claim.id} ({claim.kind}, section {claim.section}): added with no "
+              "source")
+    note = f"; {skipped} already in the ledger" if skipped else ""
+    print(f"Imported {len(added)} claims into {shown}{note}. Each has no source yet: attach design or measured "
+          "sources, then run `readout check`.")
+    return EXIT_OK
 
 
 # --- render / build --------------------------------------------------------------------------
 
 
 def _configure_render(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("project", nargs="?", default=".", type=Path,
-                        help="project directory; default: .")
+    _project_argument(parser, "project directory; default: .")
     parser.add_argument("--check", dest="check_only", action="store_true",
                         help="write nothing; exit 1 if the committed outputs differ from a fresh render")
     parser.add_argument("--draft", action="store_true",
                         help="render even when claims are untraceable, flagging every failure visibly")
 
 
-def _run_render(args: argparse.Namespace) -> int:
-    from generator.rendering import render_command
+def _report_render(outcome: RenderOutcome, check_only: bool) -> int:
+    report = outcome.report
+    if outcome.refused:
+        _print_lines(outcome.refused, sys.stderr)
+        print(f"Render refused: the claim check failed ({report.untraceable} of {report.total} claims "
+              f"untraceable{', design freeze broken' if not report.freeze_ok else ''}). Fix or strike "
+              f"the claims (readout check lists them), or pass --draft to render with every failure "
+              f"flagged.", file=sys.stderr)
+        return EXIT_FINDINGS
+    if outcome.drafted:
+        print(f"Draft: rendering with {len(outcome.drafted)} flagged failure(s); not for release.", file=sys.stderr)
+    if outcome.orphans:
+        _print_lines([str(orphan) for orphan in outcome.orphans], sys.stderr)
+        print(f"Render failed: {len(outcome.orphans)} orphan text(s) in the outputs; nothing written.",
+              file=sys.stderr)
+        return EXIT_FINDINGS
+    if check_only:
+        _print_lines(outcome.stale, sys.stdout)
+        if outcome.stale:
+            print(f"Check failed: {len(outcome.stale)} of {len(outcome.rendered)} outputs differ from a fresh "
+                  f"render; run `readout render`.")
+            return EXIT_FINDINGS
+        print(f"{len(outcome.rendered)} outputs up to date.")
+        return EXIT_OK
+    for path, size in outcome.written:
+        print(f"wrote {display_path(path)} ({size} bytes)")
+    return EXIT_OK
 
-    return render_command(args)
+
+def _run_render(args: argparse.Namespace) -> int:
+    outcome = render_project(load_project(args.project), draft=args.draft, check_only=args.check_only)
+    return _report_render(outcome, args.check_only)
 
 
 def _configure_build(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("project", nargs="?", default=".", type=Path,
-                        help="project directory (the repository root, or examples/l03); default: .")
+    _project_argument(parser, "project directory (the repository root, or examples/l03); default: .")
 
 
 def _run_build(args: argparse.Namespace) -> int:
-    from generator.build import build_command
-
-    return build_command(args)
+    outcome = build_project(load_project(args.project), log=print)
+    if outcome.sandbox is not None:
+        code = _report_sandbox(outcome.sandbox)
+        if code != EXIT_OK:
+            print("Build stopped: the sandbox run is invalid; nothing rendered.", file=sys.stderr)
+            return code
+    assert outcome.render is not None
+    return _report_render(outcome.render, check_only=False)
 
 
 # --- sandbox / ceiling -----------------------------------------------------------------------
 
 
 def _configure_sandbox(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("project", nargs="?", default=Path("examples/l03"), type=Path,
-                        help="sandbox project directory (default examples/l03)")
+    _project_argument(parser, "sandbox project directory (default examples/l03)", default=Path("examples/l03"))
     parser.add_argument("--report-visibility", action="store_true",
                         help="ask for a single admitted/declared 'visibility' ratio; always refused "
                              "(exit 2): each acquisition stage keeps its own denominator")
 
 
-def _run_sandbox(args: argparse.Namespace) -> int:
-    from generator.sandbox import sandbox_command
+def _report_sandbox(outcome: SandboxOutcome) -> int:
+    if not outcome.valid:
+        print(f"Error: run invalid: {'; '.join(outcome.invalid_reasons)} "
+              f"(see {display_path(outcome.manifest_path)})", file=sys.stderr)
+        return EXIT_FINDINGS
+    return EXIT_OK
 
-    return sandbox_command(args)
+
+def _run_sandbox(args: argparse.Namespace) -> int:
+    project: Project = load_project(args.project)
+    project.require_kind("sandbox", "sandbox")
+    outcome = run_sandbox(project.sandbox_config(), report_visibility=args.report_visibility)
+    if outcome.valid and outcome.result is not None:
+        results = outcome.result.results
+        k = results["parameters"]["cutoff"]
+        _print_lines([f"accepted: {change}" for change in outcome.accepted_changes], sys.stdout)
+        print(f"{project.title}: {results['documents']} documents, {results['topics']} topics, cutoff {k}")
+        for row in results["table"]:
+            print(f"  {row['search']:<9} Recall@{k} {row[f'recall@{k}']:.6f}  nDCG@{k} {row[f'nDCG@{k}']:.6f}")
+        print("  funnel: " + ", ".join(f"{s['stage']} {s['label']}" for s in outcome.funnel["stages"]))
+        print(f"wrote {display_path(project.outputs_dir)}")
+    return _report_sandbox(outcome)
 
 
 def _configure_ceiling(parser: argparse.ArgumentParser) -> None:
@@ -165,9 +329,24 @@ def _configure_ceiling(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_ceiling(args: argparse.Namespace) -> int:
-    from generator.ceiling import ceiling_command
-
-    return ceiling_command(args)
+    data, source = load_case(args.input)
+    if isinstance(data, dict):
+        if args.pool is not None:
+            data["pool"] = args.pool
+        if args.cutoff is not None:
+            data["cutoff"] = args.cutoff
+        if args.no_oracle:
+            data["oracle"] = False
+    try:
+        case = parse_case(data, source)
+    except InputError as error:
+        # Options override the file: name the option when that is where the bad value came from.
+        if error.field in ("pool", "cutoff") and getattr(args, error.field) is not None:
+            raise InputError(error.reason, field=f"--{error.field}") from None
+        raise
+    report = compute_ceiling(case)
+    sys.stdout.write(dumps_json(report) if args.format == "json" else format_ceiling(report, source))
+    return EXIT_OK
 
 
 # --- registry --------------------------------------------------------------------------------
@@ -196,9 +375,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "its CPU cost.",
         epilog="Exit codes: 0 success, 1 findings (failed check, untraceable claim, stale output), "
                "2 usage or input error.")
-    from generator import __version__
-
     parser.add_argument("--version", action="version", version=f"readout {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an unexpected error, print the traceback too (or set READOUT_DEBUG=1)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, summary, configure, run in COMMANDS:
         sub = subparsers.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
@@ -207,17 +386,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _debugging(args: argparse.Namespace | None) -> bool:
+    return bool(getattr(args, "debug", False)) or os.environ.get("READOUT_DEBUG", "").strip() not in ("", "0")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except ReadoutError as error:
-        print(f"Error: {error}", file=sys.stderr)
-        return error.exit_code
-    except KeyboardInterrupt:
-        print("Interrupted.", file=sys.stderr)
-        return 130
+    except BaseException as error:  # noqa: BLE001 - the one place every exception becomes an exit code
+        if isinstance(error, SystemExit):
+            raise
+        code = exit_code_for(error)
+        if _debugging(args) and not isinstance(error, (ReadoutError, KeyboardInterrupt)):
+            traceback.print_exc(file=sys.stderr)
+        print(error_line(error), file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

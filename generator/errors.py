@@ -1,8 +1,10 @@
-"""The exception hierarchy the CLI maps to exit codes.
+"""The errors library code raises. Only `generator.cli` turns them into messages and exit codes.
 
-Library code raises; only `generator.cli` turns an exception into a message and an exit code:
-0 success, 1 findings (a failed self-test, an untraceable claim, a stale output),
-2 unusable input or usage (a malformed file, a missing dataset, a model that cannot load).
+Exit codes (the CLI's one map, `generator.cli.exit_code_for`):
+0 success; 1 findings, which a command reads from the result it got back (an untraceable claim,
+a stale output, a failed self-test, an invalid sandbox run), never from an exception;
+2 unusable input or usage: every `ReadoutError`, and any unexpected exception, reported as one
+line (the traceback only with `--debug` or `READOUT_DEBUG=1`).
 """
 
 from __future__ import annotations
@@ -11,13 +13,11 @@ from __future__ import annotations
 class ReadoutError(Exception):
     """Base class: an error with a one-line, user-facing message."""
 
-    exit_code = 2
-
 
 class InputError(ReadoutError):
-    """An input file, path or option is unusable. Exit code 2.
+    """An input file, path or option is unusable.
 
-    The message should put the location first: ``file:line: field: what is wrong``.
+    The message puts the location first: ``file:line: field: what is wrong``.
     """
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
@@ -25,6 +25,7 @@ class InputError(ReadoutError):
         self.path = path
         self.line = line
         self.field = field
+        self.reason = message
         location = ""
         if path is not None:
             location = str(path)
@@ -37,10 +38,4 @@ class InputError(ReadoutError):
 
 
 class ModelUnavailableError(InputError):
-    """A model could not be loaded offline. Exit code 2."""
-
-
-class FindingsError(ReadoutError):
-    """The command ran and found problems (failed checks, stale outputs). Exit code 1."""
-
-    exit_code = 1
+    """A model could not be resolved or loaded (offline, not cached, not a model directory)."""

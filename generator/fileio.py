@@ -1,4 +1,4 @@
-"""Side effects at the edge: hashing and atomic writes.
+"""Side effects at the edge: hashing, atomic writes, and naming the file an error came from.
 
 Every output goes to a temporary file in the target directory and is renamed into place, so a
 crash or an error never leaves a half-written file where a reader expects a whole one.
@@ -10,9 +10,10 @@ import hashlib
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 HASH_CHUNK_BYTES = 1 << 20
 
@@ -88,3 +89,22 @@ def _display_path(path: str, cwd_text: str) -> str:
         except ValueError:
             continue
     return str(target)
+
+
+@contextmanager
+def reading(path: Path | str) -> Iterator[None]:
+    """Tag any unexpected exception raised while `path` is processed with that file's name.
+
+    The CLI reports an unexpected exception as one line; with this tag the line names the file
+    the user has to look at (a ledger whose aliases explode, a results file nested too deeply).
+    The innermost `reading` wins, so the most specific file is named.
+    """
+    try:
+        yield
+    except Exception as error:
+        if getattr(error, "readout_path", None) is None:
+            try:
+                error.readout_path = display_path(path)  # type: ignore[attr-defined]
+            except AttributeError:  # pragma: no cover - exceptions with __slots__
+                pass
+        raise

@@ -5,46 +5,53 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
 
-from generator import evaluation
 from generator.cli import main
-from test_render_fixture import REPOSITORY, RESULTS, make_project
+from generator.evaluate import pipeline
 
+REPOSITORY = Path(__file__).resolve().parents[1]
 L03 = REPOSITORY / "examples" / "l03"
 
 
 @pytest.fixture
-def beir_project(tmp_path, monkeypatch):
+def beir_project(tmp_path, monkeypatch, make_project):
     root = make_project(tmp_path / "p")
     monkeypatch.chdir(root)
     return root
 
 
-def _fake_evaluation(monkeypatch, current: bool, why: str):
-    calls = []
+@pytest.fixture
+def fake_evaluation(monkeypatch, fixture_results):
+    """Replace the evaluation stage: `fake_evaluation(current, why)` returns the list of calls."""
 
-    def results_are_current(project, query_set="sample"):
-        calls.append(("current?", project.root.name))
-        return current, why
+    def install(current: bool, why: str) -> list:
+        calls = []
 
-    def evaluate_project(project, query_set="sample", log=print):
-        calls.append(("evaluate", project.root.name))
-        results = json.loads(json.dumps(RESULTS))
-        results["table"][2]["nDCG@5"] = 0.6099  # a fresh run: the verdict claim must pick it up
-        (project.outputs_dir / "results.json").write_text(json.dumps(results, indent=2))
-        log("evaluated (fake)")
-        return project.outputs_dir / "results.json"
+        def results_are_current(options):
+            calls.append(("current?", options.outputs_dir.parent.name))
+            return current, why
 
-    monkeypatch.setattr(evaluation, "results_are_current", results_are_current)
-    monkeypatch.setattr(evaluation, "evaluate_project", evaluate_project)
-    return calls
+        def run_and_write(options, log=print):
+            calls.append(("evaluate", options.outputs_dir.parent.name))
+            results = json.loads(json.dumps(fixture_results))
+            results["table"][2]["nDCG@5"] = 0.6099  # a fresh run: the verdict claim must pick it up
+            (options.outputs_dir / "results.json").write_text(json.dumps(results, indent=2))
+            log("evaluated (fake)")
+            return options.outputs_dir / "results.json"
+
+        monkeypatch.setattr(pipeline, "results_are_current", results_are_current)
+        monkeypatch.setattr(pipeline, "run_and_write", run_and_write)
+        return calls
+
+    return install
 
 
-def test_build_skips_evaluation_when_inputs_and_parameters_are_unchanged(beir_project, monkeypatch, capsys):
-    calls = _fake_evaluation(monkeypatch, True, "inputs and parameters unchanged")
+def test_build_skips_evaluation_when_inputs_and_parameters_are_unchanged(beir_project, fake_evaluation, capsys):
+    calls = fake_evaluation(True, "inputs and parameters unchanged")
     assert main(["build"]) == 0
     out = capsys.readouterr().out
     assert calls == [("current?", "p")]
@@ -53,8 +60,8 @@ def test_build_skips_evaluation_when_inputs_and_parameters_are_unchanged(beir_pr
     assert "0.603 against dense 0.551" in (beir_project / "outputs" / "readout.html").read_text()
 
 
-def test_build_evaluates_when_inputs_changed_then_renders_the_new_numbers(beir_project, monkeypatch, capsys):
-    calls = _fake_evaluation(monkeypatch, False, "input files changed")
+def test_build_evaluates_when_inputs_changed_then_renders_the_new_numbers(beir_project, fake_evaluation, capsys):
+    calls = fake_evaluation(False, "input files changed")
     assert main(["build"]) == 0
     out = capsys.readouterr().out
     assert calls == [("current?", "p"), ("evaluate", "p")]
@@ -64,8 +71,8 @@ def test_build_evaluates_when_inputs_changed_then_renders_the_new_numbers(beir_p
     assert main(["render", "--check"]) == 0
 
 
-def test_build_stops_when_the_check_fails(beir_project, monkeypatch, capsys):
-    _fake_evaluation(monkeypatch, True, "inputs and parameters unchanged")
+def test_build_stops_when_the_check_fails(beir_project, fake_evaluation, capsys):
+    fake_evaluation(True, "inputs and parameters unchanged")
     ledger = beir_project / "claims" / "ledger.yaml"
     ledger.write_text(ledger.read_text() + "  - id: bare\n    output: aar\n    section: why\n    kind: factual\n"
                       "    text: \"Nothing supports this.\"\n")
@@ -74,10 +81,10 @@ def test_build_stops_when_the_check_fails(beir_project, monkeypatch, capsys):
     assert not (beir_project / "outputs" / "readout.html").exists()
 
 
-def test_results_are_current_compares_the_manifest_with_todays_inputs(tmp_path, small_dataset):
+def test_results_are_current_compares_the_manifest_with_todays_inputs(tmp_path, small_dataset, make_project, fixture_results):
     """The real comparison the build relies on (the lead's evaluation module): a changed input
     file or parameter makes the results out of date."""
-    from generator.data import hash_inputs
+    from generator.evaluate.data import hash_inputs
     from generator.project import load_project
 
     root = make_project(tmp_path / "p")
@@ -85,14 +92,14 @@ def test_results_are_current_compares_the_manifest_with_todays_inputs(tmp_path, 
     config["data"] = str(small_dataset)
     (root / "readout.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     project = load_project(root)
-    options = evaluation.options_for_project(project)
-    results = json.loads(json.dumps(RESULTS))
+    options = project.evaluation_options()
+    results = fixture_results
     results["manifest"].update(inputs=hash_inputs(small_dataset), parameters=options.parameters())
     (root / "outputs" / "results.json").write_text(json.dumps(results))
-    assert evaluation.results_are_current(project) == (True, "inputs and parameters unchanged")
+    assert pipeline.results_are_current(options) == (True, "inputs and parameters unchanged")
     with open(small_dataset / "queries.jsonl", "a", encoding="utf-8") as handle:
         handle.write('{"_id": "extra", "text": "one more query"}\n')
-    assert evaluation.results_are_current(project) == (False, "input files changed")
+    assert pipeline.results_are_current(options) == (False, "input files changed")
 
 
 # --- the sandbox project ------------------------------------------------------------------------
@@ -140,7 +147,7 @@ claims:
 
 @pytest.fixture
 def sandbox_project(tmp_path, monkeypatch):
-    from generator.checker import freeze_project
+    from generator.claims.freeze import freeze_project
     from generator.project import load_project
 
     root = tmp_path / "l03"

@@ -1,0 +1,419 @@
+"""The claim ledger: every sentence the reports say, with the evidence that must support it.
+
+File format (`claims/ledger.yaml`; JSON Schema in `claims/ledger.schema.json`)::
+
+    version: 1
+    claims:
+      - id: hybrid-beats-dense-ndcg5     # unique; letters, digits, '-', '_', '.'; starts alphanumeric
+        output: readout                  # teachback | aar | readout
+        section: results                 # a section of that output (readout.yaml `outputs:`)
+        kind: evaluative                 # factual | causal | evaluative | performance | recommendation
+        text: "Hybrid reaches nDCG@5 {hybrid:.3f} against dense {dense:.3f}."
+        status: active                   # active (default) | struck
+        # strike_reason: "..."           # required when struck, refused otherwise
+        # strike_display: strike         # when struck: strike (shown struck through, default) | omit
+        sources:
+          - design:
+              document: decisions.md     # a file inside design/; no '..', no absolute path
+              quote: "RRF with constant 60"
+          - measured:
+              file: results.json         # a JSON file in outputs/ (default results.json)
+              values:                    # name -> path into that file (grammar: generator/results.py)
+                hybrid: "table[search=hybrid].nDCG@5"
+                dense: "table[search=dense].nDCG@5"
+              predicate: "hybrid > dense"   # optional; grammar: generator/claims/predicates.py
+
+Rules the loader enforces (a violation makes the ledger unusable: exit 2, `file:line: field:
+message`): YAML read with the safe composer only; every scalar is kept as the text written
+(so `quote: 2030` is the string "2030", and `status: yes` is refused, not turned into true);
+no unknown field anywhere; no duplicate key; `version` is 1; ids unique; `kind`, `output`,
+`status`, `strike_display` from their fixed lists; each source has exactly one of `design` or
+`measured`; value names are plain identifiers, unique within a claim; every `{placeholder}` in
+`text` is a plain declared value name with an optional format spec (`{name}` or `{name:.3f}`;
+`{{` and `}}` are literal braces; no `{a.b}`, `{a[0]}` or `{a!r}`); every name in a predicate is
+declared; a design document name stays inside design/.
+
+Whether each claim *traces* is decided by `generator.claims.checker`, not here (its docstring
+gives the rules and the scores). Beside the ledger in `claims/`:
+`design-freeze.json` (`readout freeze`: sha256 of every file in design/),
+`trace-history.jsonl` (append-only; one line per ledger version the first time `readout check`
+sees its sha256; the first line is the first-draft score) and `ledger.first-draft.yaml` (the
+ledger as first written, whose sha256 is that first line's).
+A draft in Markdown becomes unsourced claims through `generator.claims.draft`.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import Union
+
+from generator.claims.predicates import CONSTANT_NAMES, FUNCTIONS, Predicate, PredicateSyntaxError, compile_predicate
+from generator.claims.yaml_reader import Node, parse_yaml
+from generator.errors import InputError
+from generator.fileio import display_path, reading, sha256_bytes
+from generator.project.outputs import OUTPUT_NAMES
+from generator.results import RESULTS_NAME, PathSyntaxError, Step, parse_path
+
+LEDGER_VERSION = "1"
+OUTPUTS = OUTPUT_NAMES
+KINDS = ("factual", "causal", "evaluative", "performance", "recommendation")
+STATUSES = ("active", "struck")
+STRIKE_DISPLAYS = ("strike", "omit")
+
+TOP_FIELDS = ("version", "claims")
+CLAIM_FIELDS = ("id", "output", "section", "kind", "text", "status", "strike_reason", "strike_display",
+                "sources")
+REQUIRED_CLAIM_FIELDS = ("id", "output", "section", "kind", "text")
+SOURCE_KINDS = ("design", "measured")
+DESIGN_FIELDS = ("document", "quote")
+MEASURED_FIELDS = ("file", "values", "predicate")
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+SECTION_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+
+
+# --- data model ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """One `{name:spec}` in a claim's text."""
+
+    name: str
+    spec: str
+
+
+@dataclass(frozen=True)
+class DesignSource:
+    document: str          # relative to design/, as written
+    quote: str
+    line: int              # ledger line of the `design:` entry
+    kind: str = "design"
+
+
+@dataclass(frozen=True)
+class MeasuredSource:
+    file: str              # relative to outputs/, as written
+    values: dict[str, str]           # name -> path text
+    steps: dict[str, tuple[Step, ...]]
+    predicate: str | None
+    compiled: Predicate | None
+    line: int
+    value_lines: dict[str, int] = field(default_factory=dict)
+    kind: str = "measured"
+
+
+Source = Union[DesignSource, MeasuredSource]
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    line: int
+    output: str
+    section: str
+    kind: str
+    text: str
+    status: str = "active"
+    strike_reason: str | None = None
+    strike_display: str | None = None
+    sources: tuple[Source, ...] = ()
+    placeholders: tuple[Placeholder, ...] = ()
+    field_lines: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def struck(self) -> bool:
+        return self.status == "struck"
+
+    @property
+    def design_sources(self) -> list[DesignSource]:
+        return [source for source in self.sources if isinstance(source, DesignSource)]
+
+    @property
+    def measured_sources(self) -> list[MeasuredSource]:
+        return [source for source in self.sources if isinstance(source, MeasuredSource)]
+
+
+@dataclass(frozen=True)
+class Ledger:
+    path: Path
+    sha256: str
+    claims: tuple[Claim, ...]
+    version: str = LEDGER_VERSION
+
+    def by_id(self) -> dict[str, Claim]:
+        return {claim.id: claim for claim in self.claims}
+
+
+# --- validation ------------------------------------------------------------------------------
+
+
+def _choices(values) -> str:
+    return ", ".join(values)
+
+
+def _mapping(node: Node, path: str, what: str, allowed: tuple[str, ...], line: int | None = None,
+             field_name: str | None = None) -> dict[str, tuple[int, Node]]:
+    if not isinstance(node.value, dict):
+        raise InputError(f"{what} must be a mapping", path=path, line=line or node.line, field=field_name)
+    for key, (key_line, _) in node.value.items():
+        if key not in allowed:
+            raise InputError(f"unknown field in {what}; allowed: {_choices(allowed)}", path=path,
+                             line=key_line, field=key)
+    return node.value
+
+
+def _text(entry: tuple[int, Node] | None, path: str, field_name: str, *, required: bool = True,
+          claim_id: str | None = None) -> str | None:
+    prefix = f"claim {claim_id}: " if claim_id else ""
+    if entry is None:
+        return None
+    line, node = entry
+    if node.value is None:
+        if required:
+            raise InputError(f"{prefix}missing value", path=path, line=line, field=field_name)
+        return None
+    if not isinstance(node.value, str):
+        raise InputError(f"{prefix}must be text, not a {'list' if isinstance(node.value, list) else 'mapping'}",
+                         path=path, line=line, field=field_name)
+    if required and not node.value.strip():
+        raise InputError(f"{prefix}empty value", path=path, line=line, field=field_name)
+    return node.value
+
+
+@lru_cache(maxsize=8192)
+def _parse_path_cached(text: str) -> tuple[Step, ...]:
+    return parse_path(text)
+
+
+def parse_placeholders(text: str) -> tuple[Placeholder, ...]:
+    """The `{name:spec}` fields of a claim text; raises ValueError for anything but plain names."""
+    found: list[Placeholder] = []
+    for _literal, name, spec, conversion in string.Formatter().parse(text):
+        if name is None:
+            continue
+        if conversion:
+            raise ValueError(f"placeholder {{{name}!{conversion}}}: conversions are not allowed")
+        if not name.isidentifier():
+            raise ValueError(f"placeholder {{{name}}}: only a plain value name is allowed "
+                             "(no attribute, index or positional field)")
+        if "{" in (spec or ""):
+            raise ValueError(f"placeholder {{{name}}}: nested fields in a format spec are not allowed")
+        found.append(Placeholder(name=name, spec=spec or ""))
+    return tuple(found)
+
+
+def literal_text(text: str, marker: str = "\x00") -> str:
+    """The claim text with each placeholder replaced by `marker` and `{{`/`}}` unescaped."""
+    parts: list[str] = []
+    for literal, name, _spec, _conversion in string.Formatter().parse(text):
+        parts.append(literal)
+        if name is not None:
+            parts.append(marker)
+    return "".join(parts)
+
+
+@lru_cache(maxsize=4096)
+def _valid_document_name(name: str) -> bool:
+    if not name or "\\" in name or name.startswith(("/", "~")) or re.match(r"[A-Za-z]:", name):
+        return False
+    parts = PurePosixPath(name).parts
+    return bool(parts) and ".." not in parts and not PurePosixPath(name).is_absolute()
+
+
+def _design_source(node: Node, path: str, line: int, claim_id: str) -> DesignSource:
+    fields = _mapping(node, path, "a design source", DESIGN_FIELDS, line=line, field_name="design")
+    for required in DESIGN_FIELDS:
+        if required not in fields:
+            raise InputError(f"claim {claim_id}: a design source needs {required}", path=path, line=line,
+                             field="design")
+    document = _text(fields["document"], path, "document", claim_id=claim_id)
+    quote = _text(fields["quote"], path, "quote", claim_id=claim_id)
+    if not _valid_document_name(document):
+        raise InputError(f"claim {claim_id}: document {document!r} must be a relative name inside design/ "
+                         "(no '..', no absolute path)", path=path, line=fields["document"][0], field="document")
+    return DesignSource(document=document, quote=quote, line=line)
+
+
+def _measured_source(node: Node, path: str, line: int, claim_id: str) -> MeasuredSource:
+    fields = _mapping(node, path, "a measured source", MEASURED_FIELDS, line=line, field_name="measured")
+    file_name = RESULTS_NAME
+    if "file" in fields:
+        file_name = _text(fields["file"], path, "file", claim_id=claim_id)
+        if not _valid_document_name(file_name):
+            raise InputError(f"claim {claim_id}: file {file_name!r} must be a relative name inside outputs/",
+                             path=path, line=fields["file"][0], field="file")
+    if "values" not in fields:
+        raise InputError(f"claim {claim_id}: a measured source needs values (name: path)", path=path, line=line,
+                         field="measured")
+    values_line, values_node = fields["values"]
+    if not isinstance(values_node.value, dict) or not values_node.value:
+        raise InputError(f"claim {claim_id}: values must be a non-empty mapping of name: path", path=path,
+                         line=values_line, field="values")
+    values: dict[str, str] = {}
+    steps: dict[str, tuple[Step, ...]] = {}
+    value_lines: dict[str, int] = {}
+    for name, (name_line, path_node) in values_node.value.items():
+        if not name.isidentifier() or name in CONSTANT_NAMES or name in FUNCTIONS:
+            raise InputError(f"claim {claim_id}: value name {name!r} must be a plain identifier "
+                             f"(not {', '.join(sorted(set(CONSTANT_NAMES) | set(FUNCTIONS)))})",
+                             path=path, line=name_line, field="values")
+        path_text = _text((name_line, path_node), path, f"values.{name}", claim_id=claim_id)
+        try:
+            steps[name] = _parse_path_cached(path_text)
+        except PathSyntaxError as error:
+            raise InputError(f"claim {claim_id}: {error}", path=path, line=name_line, field=f"values.{name}") from None
+        values[name] = path_text
+        value_lines[name] = name_line
+    predicate_text = None
+    compiled = None
+    if "predicate" in fields:
+        predicate_text = _text(fields["predicate"], path, "predicate", claim_id=claim_id)
+        try:
+            compiled = compile_predicate(predicate_text)
+        except PredicateSyntaxError as error:
+            raise InputError(f"claim {claim_id}: {error}", path=path, line=fields["predicate"][0],
+                             field="predicate") from None
+    return MeasuredSource(file=file_name, values=values, steps=steps, predicate=predicate_text, compiled=compiled,
+                          line=line, value_lines=value_lines)
+
+
+def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
+    fields = _mapping(node, path, "a claim", CLAIM_FIELDS)
+    for required in REQUIRED_CLAIM_FIELDS:
+        if required not in fields or fields[required][1].value is None:
+            where = fields[required][0] if required in fields else node.line
+            raise InputError("missing required field", path=path, line=where, field=required)
+    claim_id = _text(fields["id"], path, "id")
+    id_line = fields["id"][0]
+    if not ID_PATTERN.match(claim_id):
+        raise InputError(f"claim id {claim_id!r} may hold only letters, digits, '-', '_' and '.', "
+                         "starting with a letter or digit", path=path, line=id_line, field="id")
+    if claim_id in seen:
+        raise InputError(f"duplicate claim id {claim_id!r} (first at line {seen[claim_id]})", path=path,
+                         line=id_line, field="id")
+    seen[claim_id] = node.line
+    output = _text(fields["output"], path, "output", claim_id=claim_id)
+    if output not in OUTPUTS:
+        raise InputError(f"claim {claim_id}: unknown output {output!r}; choose one of {_choices(OUTPUTS)}",
+                         path=path, line=fields["output"][0], field="output")
+    kind = _text(fields["kind"], path, "kind", claim_id=claim_id)
+    if kind not in KINDS:
+        raise InputError(f"claim {claim_id}: unknown kind {kind!r}; choose one of {_choices(KINDS)}",
+                         path=path, line=fields["kind"][0], field="kind")
+    section = _text(fields["section"], path, "section", claim_id=claim_id)
+    if not SECTION_PATTERN.match(section):
+        raise InputError(f"claim {claim_id}: section {section!r} must be an id (letters, digits, '-', '_', '.')",
+                         path=path, line=fields["section"][0], field="section")
+    text = _text(fields["text"], path, "text", claim_id=claim_id)
+    try:
+        placeholders = parse_placeholders(text)
+    except ValueError as error:
+        raise InputError(f"claim {claim_id}: {error}", path=path, line=fields["text"][0], field="text") from None
+    status = _text(fields.get("status"), path, "status", required=False, claim_id=claim_id) or "active"
+    if status not in STATUSES:
+        raise InputError(f"claim {claim_id}: unknown status {status!r}; choose one of {_choices(STATUSES)}",
+                         path=path, line=fields["status"][0], field="status")
+    strike_reason = _text(fields.get("strike_reason"), path, "strike_reason", required=False, claim_id=claim_id)
+    strike_display = _text(fields.get("strike_display"), path, "strike_display", required=False,
+                           claim_id=claim_id)
+    if status == "struck":
+        if not strike_reason or not strike_reason.strip():
+            raise InputError(f"claim {claim_id}: a struck claim needs a strike_reason", path=path,
+                             line=fields["status"][0], field="strike_reason")
+        strike_display = strike_display or "strike"
+        if strike_display not in STRIKE_DISPLAYS:
+            raise InputError(f"claim {claim_id}: unknown strike_display {strike_display!r}; choose one of "
+                             f"{_choices(STRIKE_DISPLAYS)}", path=path, line=fields["strike_display"][0],
+                             field="strike_display")
+    else:
+        for only_struck in ("strike_reason", "strike_display"):
+            if fields.get(only_struck) is not None and fields[only_struck][1].value is not None:
+                raise InputError(f"claim {claim_id}: {only_struck} is only for struck claims (status: struck)",
+                                 path=path, line=fields[only_struck][0], field=only_struck)
+    sources: list[Source] = []
+    if "sources" in fields and fields["sources"][1].value is not None:
+        sources_line, sources_node = fields["sources"]
+        if not isinstance(sources_node.value, list):
+            raise InputError(f"claim {claim_id}: sources must be a list", path=path, line=sources_line,
+                             field="sources")
+        for source_node in sources_node.value:
+            entry = _mapping(source_node, path, "a source", SOURCE_KINDS, field_name="sources")
+            if len(entry) != 1:
+                raise InputError(f"claim {claim_id}: each source has exactly one of design or measured",
+                                 path=path, line=source_node.line, field="sources")
+            (source_kind, (source_line, body)), = entry.items()
+            if source_kind == "design":
+                sources.append(_design_source(body, path, source_line, claim_id))
+            else:
+                sources.append(_measured_source(body, path, source_line, claim_id))
+    declared: dict[str, int] = {}
+    for source in sources:
+        if isinstance(source, MeasuredSource):
+            for name, name_line in source.value_lines.items():
+                if name in declared:
+                    raise InputError(f"claim {claim_id}: value name {name!r} declared twice "
+                                     f"(first at line {declared[name]})", path=path, line=name_line,
+                                     field="values")
+                declared[name] = name_line
+    for placeholder in placeholders:
+        if placeholder.name not in declared:
+            raise InputError(f"claim {claim_id}: placeholder {{{placeholder.name}}} has no value; declare it "
+                             "under a measured source's values", path=path, line=fields["text"][0], field="text")
+    for source in sources:
+        if isinstance(source, MeasuredSource) and source.compiled is not None:
+            unknown = sorted(source.compiled.names - set(declared))
+            if unknown:
+                raise InputError(f"claim {claim_id}: predicate uses undeclared name(s) {', '.join(unknown)}; "
+                                 f"declared: {', '.join(sorted(declared)) or '(none)'}", path=path,
+                                 line=source.line, field="predicate")
+    return Claim(id=claim_id, line=node.line, output=output, section=section, kind=kind, text=text,
+                 status=status, strike_reason=strike_reason if status == "struck" else None,
+                 strike_display=strike_display if status == "struck" else None, sources=tuple(sources),
+                 placeholders=placeholders, field_lines={key: line for key, (line, _) in fields.items()})
+
+
+def parse_ledger(data: bytes, path: Path | str, display: str | None = None) -> Ledger:
+    """Parse ledger bytes; `display` is the file name used in messages."""
+    display = display or str(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text (byte {error.start})", path=display) from None
+    root = parse_yaml(text, display)
+    if root is None:
+        raise InputError("empty ledger: expected `version: 1` and `claims:`", path=display, line=1)
+    top = _mapping(root, display, "the ledger", TOP_FIELDS)
+    version = _text(top.get("version"), display, "version", required=False)
+    if version is None:
+        raise InputError("missing `version: 1`", path=display, line=1, field="version")
+    if version != LEDGER_VERSION:
+        raise InputError(f"unsupported ledger version {version!r}; this readout reads version {LEDGER_VERSION}",
+                         path=display, line=top["version"][0], field="version")
+    claims: list[Claim] = []
+    if "claims" in top and top["claims"][1].value is not None:
+        claims_line, claims_node = top["claims"]
+        if not isinstance(claims_node.value, list):
+            raise InputError("claims must be a list", path=display, line=claims_line, field="claims")
+        seen: dict[str, int] = {}
+        claims = [_claim(node, display, seen) for node in claims_node.value]
+    return Ledger(path=Path(path), sha256=sha256_bytes(data), claims=tuple(claims), version=version)
+
+
+def load_ledger(path: Path | str) -> Ledger:
+    ledger_path = Path(path)
+    display = display_path(ledger_path)
+    try:
+        data = ledger_path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("ledger not found; write one (see README, 'The claim ledger') or start with "
+                         "`readout import-draft`", path=display) from None
+    except OSError as error:
+        raise InputError(f"cannot read ledger: {error.strerror}", path=display) from None
+    with reading(ledger_path):
+        return parse_ledger(data, ledger_path, display)
+
+

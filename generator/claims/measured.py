@@ -1,0 +1,96 @@
+"""Measured values as evidence: reading a claim's values out of a results file in outputs/.
+
+A measured source holds when its results file is in outputs/, every declared path resolves (see
+`generator.results`) to a value that is not null and not inside a row with `"measured": false`
+(except that row's `search`, `measured` and `not_measured_reason`), and its predicate, if any,
+evaluates to true (see `generator.claims.predicates`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.claims.design import inside
+from generator.claims.ledger import Claim, MeasuredSource
+from generator.claims.predicates import PredicateEvaluationError
+from generator.claims.report import Evidence
+from generator.errors import InputError
+from generator.fileio import display_path, reading
+from generator.results import Results, read_results, resolve
+
+
+class ResultsFiles:
+    """The results files of one check, each read once, with the sha256 of what was read."""
+
+    def __init__(self, outputs_dir: Path):
+        self.outputs_dir = outputs_dir
+        self.read: dict[str, Results] = {}
+
+    def get(self, name: str, claim: Claim, line: int, ledger_display: str) -> Results:
+        if name in self.read:
+            return self.read[name]
+        path = self.outputs_dir / name
+        if not inside(path, self.outputs_dir):
+            raise InputError(f"claim {claim.id}: results file {name!r} resolves outside outputs/",
+                             path=ledger_display, line=line, field="file")
+        with reading(path):
+            results = read_results(path, name, missing=f"results file not found (cited by claim {claim.id} at "
+                                                       f"{ledger_display}:{line}); run `readout evaluate` to write it")
+        self.read[name] = results
+        return results
+
+    def sha256(self) -> dict[str, str]:
+        return {name: results.sha256 for name, results in sorted(self.read.items())}
+
+
+def short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass
+class MeasuredCheck:
+    """What one measured source contributed: its evidence, the values it resolved, its failures."""
+
+    evidence: dict[str, Evidence] = field(default_factory=dict)   # by value name
+    values: dict[str, Any] = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)
+
+
+def resolve_measured_source(source: MeasuredSource, results: Results, outputs_dir: Path) -> MeasuredCheck:
+    """Resolve every declared path; a failing path is a reason, never an exception."""
+    found = MeasuredCheck()
+    for name, steps in source.steps.items():
+        resolution = resolve(results.data, steps)
+        found.evidence[name] = Evidence("measured", ok=resolution.ok, file=source.file, path=source.values[name],
+                                        name=name, value=resolution.value, predicate=source.predicate)
+        if resolution.ok:
+            found.values[name] = resolution.value
+        elif resolution.unmeasured:
+            found.reasons.append(f"{name} = {source.values[name]}: {resolution.reason}")
+        else:
+            found.reasons.append(f"path {source.values[name]} not found in "
+                                 f"{display_path(outputs_dir / source.file)}: {resolution.reason}")
+    return found
+
+
+def evaluate_predicate(source: MeasuredSource, values: dict[str, Any]) -> tuple[bool | None, str | None]:
+    """(holds, reason): whether the source's predicate is true on the claim's values.
+
+    `holds` is None when it cannot be decided (an error, or a result that is not a boolean);
+    the reason then says why. Call only when every name it uses has a value.
+    """
+    assert source.compiled is not None and source.predicate is not None
+    try:
+        outcome = source.compiled.evaluate(values)
+    except PredicateEvaluationError as error:
+        return None, f"predicate {source.predicate!r} cannot be evaluated: {error}"
+    if not isinstance(outcome, bool):
+        return None, f"predicate {source.predicate!r} must give true or false, gave {short(outcome)}"
+    if not outcome:
+        shown = ", ".join(f"{name}={short(values[name])}" for name in sorted(source.compiled.names))
+        return False, f"predicate false: expected {source.predicate}, found {shown}"
+    return True, None

@@ -1,0 +1,189 @@
+"""What a check found, and the three ways to say it: text for people, JSON for machines, and
+GitHub workflow commands for CI annotations.
+
+Scores are `U/T`: T counts every claim in the ledger, struck or not; the current score's U counts
+active claims that do not trace (struck claims stay in T but not in U). The first-draft score is
+the first entry of the trace history (`generator.claims.freeze`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.claims.ledger import Claim
+from generator.fileio import display_path
+
+
+@dataclass
+class Evidence:
+    kind: str                                # "design" | "measured"
+    ok: bool = True                          # this source holds
+    # design
+    document: str | None = None              # as written in the ledger (relative to design/)
+    line: int | None = None                  # document line where the quote starts
+    heading: str | None = None               # nearest Markdown heading above it
+    quote: str | None = None                 # the quote, whitespace-normalised
+    # measured
+    file: str | None = None                  # as written (relative to outputs/)
+    path: str | None = None
+    name: str | None = None                  # the value name in the claim
+    value: Any = None                        # raw JSON value
+    formatted: str | None = None             # as placed in the text (None when not placed)
+    predicate: str | None = None             # the source's predicate (on each of its values)
+    predicate_holds: bool | None = None
+
+
+@dataclass
+class ClaimResult:
+    claim: Claim
+    traceable: bool
+    reasons: list[str]
+    rendered_text: str
+    evidence: list[Evidence] = field(default_factory=list)
+
+    @property
+    def counts_untraceable(self) -> bool:
+        """Counts in the current score's U: active and not traceable."""
+        return not self.traceable and not self.claim.struck
+
+
+@dataclass
+class CheckReport:
+    results: list[ClaimResult]
+    untraceable: int
+    total: int
+    struck: int
+    by_output: dict[str, tuple[int, int]]
+    by_kind: dict[str, tuple[int, int]]
+    first_draft: tuple[int, int] | None
+    freeze_ok: bool
+    freeze_problems: list[str]
+    ledger_sha256: str
+    design_freeze_sha256: str | None
+    inputs_sha256: dict[str, str]
+    ledger_path: Path
+    history_recorded: bool = False
+    freeze_documents: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.untraceable == 0 and self.freeze_ok
+
+    def result(self, claim_id: str) -> ClaimResult:
+        for result in self.results:
+            if result.claim.id == claim_id:
+                return result
+        raise KeyError(claim_id)
+
+    def failing(self) -> list[ClaimResult]:
+        """The active claims that do not trace, in ledger order (what every format reports)."""
+        return [result for result in self.results if result.counts_untraceable]
+
+
+def claim_location(ledger_display: str, claim: Claim) -> str:
+    """`claims/ledger.yaml:14: claim dense-ndcg5 (evaluative)`: how every report names a claim."""
+    return f"{ledger_display}:{claim.line}: claim {claim.id} ({claim.kind})"
+
+
+def failure_lines(report: CheckReport) -> list[str]:
+    """One line per failing claim (all its reasons) and per freeze problem, location first."""
+    ledger = display_path(report.ledger_path)
+    lines = [f"{claim_location(ledger, result.claim)}: {'; '.join(result.reasons) or 'untraceable'}"
+             for result in report.failing()]
+    lines.extend(f"design freeze: {problem}" for problem in report.freeze_problems)
+    return lines
+
+
+def summary_lines(report: CheckReport) -> list[str]:
+    lines = [f"Trace score: untraceable claims / total claims = {report.untraceable}/{report.total}"
+             + (f" ({report.struck} struck)" if report.struck else "")
+             + (f"; first draft {report.first_draft[0]}/{report.first_draft[1]}." if report.first_draft
+                else "; no first-draft score recorded yet.")]
+    lines.append("By output: " + ", ".join(f"{name} {u}/{t}" for name, (u, t) in report.by_output.items())
+                 + "; by kind: " + ", ".join(f"{name} {u}/{t}" for name, (u, t) in report.by_kind.items()) + ".")
+    failures = []
+    if report.untraceable:
+        failures.append(f"{report.untraceable} of {report.total} claims")
+    if not report.freeze_ok:
+        failures.append(f"design freeze broken ({len(report.freeze_problems)} "
+                        f"problem{'s' if len(report.freeze_problems) != 1 else ''})")
+    if failures:
+        lines.append("Check failed: " + "; ".join(failures))
+    elif report.struck:
+        lines.append(f"All {report.total - report.struck} active claims trace ({report.struck} of "
+                     f"{report.total} struck).")
+    else:
+        lines.append(f"All {report.total} claims trace.")
+    return lines
+
+
+def format_text(report: CheckReport) -> str:
+    ledger_display = display_path(report.ledger_path)
+    lines = []
+    for result in report.failing():
+        for reason in result.reasons:
+            lines.append(f"{claim_location(ledger_display, result.claim)}: {reason}")
+    lines.extend(report.freeze_problems)
+    lines.extend(summary_lines(report))
+    return "\n".join(lines) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def format_github(report: CheckReport) -> str:
+    ledger_display = display_path(report.ledger_path)
+    lines = []
+    for result in report.failing():
+        title = _escape_property(f"claim {result.claim.id} ({result.claim.kind})")
+        for reason in result.reasons:
+            lines.append(f"::error file={_escape_property(ledger_display)},line={result.claim.line},"
+                         f"title={title}::{_escape_data(reason)}")
+    for problem in report.freeze_problems:
+        name, _, message = problem.partition(": ")
+        lines.append(f"::error file={_escape_property(name.rstrip('/'))},title=design freeze::{_escape_data(message)}")
+    summary = summary_lines(report)
+    lines.append(f"::notice title=trace score::{_escape_data(summary[0] + ' ' + summary[1])}")
+    lines.extend(summary)
+    return "\n".join(lines) + "\n"
+
+
+def report_dict(report: CheckReport) -> dict[str, Any]:
+    claims = []
+    for result in report.results:
+        claim = result.claim
+        item: dict[str, Any] = {
+            "id": claim.id, "line": claim.line, "output": claim.output, "section": claim.section,
+            "kind": claim.kind, "status": claim.status, "traceable": result.traceable,
+            "reasons": result.reasons, "text": claim.text, "rendered_text": result.rendered_text,
+            "evidence": [_evidence_dict(item) for item in result.evidence]}
+        if claim.struck:
+            item["strike_reason"] = claim.strike_reason
+            item["strike_display"] = claim.strike_display
+        claims.append(item)
+    return {
+        "ok": report.ok, "ledger": display_path(report.ledger_path), "ledger_sha256": report.ledger_sha256,
+        "untraceable": report.untraceable, "total": report.total, "struck": report.struck,
+        "first_draft": ({"untraceable": report.first_draft[0], "total": report.first_draft[1]}
+                        if report.first_draft else None),
+        "by_output": {name: {"untraceable": u, "total": t} for name, (u, t) in report.by_output.items()},
+        "by_kind": {name: {"untraceable": u, "total": t} for name, (u, t) in report.by_kind.items()},
+        "freeze": {"ok": report.freeze_ok, "problems": report.freeze_problems,
+                   "sha256": report.design_freeze_sha256},
+        "inputs_sha256": report.inputs_sha256, "history_recorded": report.history_recorded, "claims": claims}
+
+
+def _evidence_dict(evidence: Evidence) -> dict[str, Any]:
+    if evidence.kind == "design":
+        return {"kind": "design", "ok": evidence.ok, "document": evidence.document, "line": evidence.line,
+                "heading": evidence.heading, "quote": evidence.quote}
+    return {"kind": "measured", "ok": evidence.ok, "file": evidence.file, "path": evidence.path,
+            "name": evidence.name, "value": evidence.value, "formatted": evidence.formatted,
+            "predicate": evidence.predicate, "predicate_holds": evidence.predicate_holds}

@@ -1,0 +1,121 @@
+"""Ranking metrics as pure functions: a per-query function and, where useful, a macro mean.
+
+Conventions (they differ between toolkits, so they are settled here):
+- Recall@k = |relevant in top k| / |relevant|; an empty relevant set scores 0.0.
+- nDCG@k, binary gain (the seed definition): DCG = sum over ranks r <= k of 1/log2(r + 1) for each
+  relevant document; the ideal DCG places min(k, |relevant|) relevant documents at the top,
+  whether or not the run retrieved them; 0.0 when the ideal is 0. This equals trec_eval's
+  ndcg_cut.k for binary judgements.
+- Graded nDCG@k (the sandbox and the ceiling): gain 2^rel - 1, discount log2(rank + 1), ideal from
+  the grades sorted in decreasing order.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Mapping, Sequence
+
+
+def _check_cutoff(k: int) -> None:
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"cutoff k must be a positive integer, got {k!r}")
+
+
+def _discount(rank: int) -> float:
+    return 1.0 / math.log2(rank + 1)
+
+
+def recall_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
+    """|relevant in top k| / |relevant|; 0.0 for an empty relevant set."""
+    _check_cutoff(k)
+    relevant_set = set(relevant)
+    if not relevant_set:
+        return 0.0
+    return len(relevant_set.intersection(ranked[:k])) / len(relevant_set)
+
+
+def ndcg_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
+    """Binary nDCG@k: DCG over relevant hits in the top k, over the ideal of min(k, |relevant|) hits."""
+    _check_cutoff(k)
+    relevant_set = set(relevant)
+    ideal = sum(_discount(rank) for rank in range(1, min(k, len(relevant_set)) + 1))
+    if ideal == 0.0:
+        return 0.0
+    dcg = sum(_discount(rank) for rank, doc_id in enumerate(ranked[:k], start=1) if doc_id in relevant_set)
+    return dcg / ideal
+
+
+def graded_ndcg_at_k(ranked: Sequence[str], grades: Mapping[str, int], k: int) -> float:
+    """Graded nDCG@k: DCG = sum (2^rel - 1)/log2(rank + 1); ideal from grades sorted high to low."""
+    _check_cutoff(k)
+    for doc_id, grade in grades.items():
+        if not isinstance(grade, int) or isinstance(grade, bool) or grade < 0:
+            raise ValueError(f"grade of {doc_id!r} must be a non-negative integer, got {grade!r}")
+    dcg = sum((2 ** grades.get(doc_id, 0) - 1) * _discount(rank)
+              for rank, doc_id in enumerate(ranked[:k], start=1))
+    ideal_grades = sorted(grades.values(), reverse=True)[:k]
+    ideal = sum((2 ** grade - 1) * _discount(rank) for rank, grade in enumerate(ideal_grades, start=1))
+    return 0.0 if ideal == 0.0 else dcg / ideal
+
+
+def graded_recall_at_k(ranked: Sequence[str], grades: Mapping[str, int], k: int) -> float:
+    """Recall@k where the relevant set is every document with grade > 0."""
+    return recall_at_k(ranked, {doc_id for doc_id, grade in grades.items() if grade > 0}, k)
+
+
+def macro_mean(values: Iterable[float]) -> float:
+    """The plain mean over queries; 0.0 for no queries."""
+    collected = list(values)
+    return float(sum(collected) / len(collected)) if collected else 0.0
+
+
+def signed_delta(row_value: float, dense_value: float) -> float:
+    """Row minus dense, sign kept."""
+    return float(row_value - dense_value)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile with numpy's default ("linear") method, reproduced step by step in pure
+    Python so that a checker without numpy derives the very same float: virtual index
+    (n - 1) * q / 100, then numpy's two-sided interpolation between its neighbours."""
+    if len(values) == 0:
+        raise ValueError("the percentile of an empty list is undefined")
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"q must be in [0, 100], got {q!r}")
+    ordered = sorted(float(value) for value in values)
+    virtual = (len(ordered) - 1) * (q / 100)
+    if virtual >= len(ordered) - 1:
+        return ordered[-1]
+    below = math.floor(virtual)
+    low, high = ordered[below], ordered[below + 1]
+    gamma = virtual - below
+    difference = high - low
+    return high - difference * (1 - gamma) if gamma >= 0.5 else low + difference * gamma
+
+
+def p95(values: Sequence[float]) -> float:
+    """The 95th percentile with numpy's default linear interpolation."""
+    if len(values) == 0:
+        raise ValueError("p95 of an empty list is undefined")
+    return percentile(values, 95)
+
+
+def same_candidate_sets(before: Mapping[str, Sequence[str]], after: Mapping[str, Sequence[str]]) -> bool:
+    """True iff, for every query, the reordered list holds exactly the same documents."""
+    if set(before) != set(after):
+        return False
+    return all(len(before[q]) == len(after[q]) and set(before[q]) == set(after[q]) for q in before)
+
+
+# One registry for every metric a row reports: name -> (function, cutoff). Names carry cutoffs.
+ROW_METRICS = {
+    "recall@5": (recall_at_k, 5),
+    "recall@50": (recall_at_k, 50),
+    "nDCG@5": (ndcg_at_k, 5),
+}
+DELTA_METRICS = ("recall@5", "recall@50", "nDCG@5")
+
+
+def per_query_metrics(ranked: Sequence[str], relevant: Iterable[str]) -> dict[str, float]:
+    relevant_set = set(relevant)
+    return {name: function(ranked, relevant_set, cutoff) for name, (function, cutoff) in ROW_METRICS.items()}

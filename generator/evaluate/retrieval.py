@@ -1,0 +1,177 @@
+"""The retrieval rows: dense (bi-encoder), sparse (BM25 via bm25s), hybrid (RRF) and
+hybrid+rerank (cross-encoder over exactly the hybrid candidates).
+
+Every row returns, per query, a list of (doc_id, score) pairs best first. Heavy libraries are
+imported inside the functions that use them, never at module level.
+Ties are broken by corpus order (dense, sparse) or by hybrid order (rerank) so runs are
+deterministic.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from generator.evaluate.cache import EmbeddingCache, RerankCache, content_key
+from generator.evaluate.data import Document
+from generator.evaluate.fusion import reciprocal_rank_fusion
+from generator.evaluate.models import ModelIdentity, load_bi_encoder, load_cross_encoder
+from generator.evaluate.options import BM25_B, BM25_K1, BM25_METHOD, BM25_STOPWORDS
+
+Ranking = list[tuple[str, float]]
+ENCODE_BATCH_SIZE = 32
+
+
+def top_k(scores: np.ndarray, doc_ids: Sequence[str], depth: int, *, positive_only: bool = False) -> Ranking:
+    """The `depth` best documents by score; ties keep corpus order (a stable sort)."""
+    order = np.argsort(-scores, kind="stable")[:depth]
+    return [(doc_ids[i], float(scores[i])) for i in order if not positive_only or scores[i] > 0]
+
+
+def corpus_fingerprint(documents: Sequence[Document]) -> str:
+    return content_key([(document.doc_id, document.retrieval_text) for document in documents])
+
+
+@dataclass
+class DenseOutcome:
+    rankings: dict[str, Ranking]
+    embeddings_cached: bool
+    cache_key: str
+    max_seq_length: int
+    encode_seconds: float | None
+
+
+def dense_rankings(documents: Sequence[Document], queries: Mapping[str, str], identity: ModelIdentity,
+                   depth: int, cache: EmbeddingCache, *, progress: bool = True,
+                   log: Callable[[str], None] = print) -> DenseOutcome:
+    """Normalised embeddings, dot product, top `depth`; corpus embeddings cached on disk."""
+    model = load_bi_encoder(identity)
+    max_seq_length = int(model.max_seq_length)
+    key = content_key("dense-corpus-v1", identity.name, identity.weights_sha256,
+                      corpus_fingerprint(documents), max_seq_length, "normalized")
+    doc_ids = [document.doc_id for document in documents]
+    corpus_matrix = cache.load(key, expected_rows=len(documents))
+    encode_seconds = None
+    if corpus_matrix is not None:
+        log(f"dense: re-using cached corpus embeddings ({len(documents)} documents, key {key[:12]}); "
+            "no encoding")
+    else:
+        log(f"dense: encoding {len(documents)} documents with {identity.name} "
+            f"(max_seq_length {max_seq_length}); cached afterwards")
+        started = time.perf_counter()
+        corpus_matrix = model.encode([document.retrieval_text for document in documents],
+                                     batch_size=ENCODE_BATCH_SIZE, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=progress)
+        encode_seconds = time.perf_counter() - started
+        cache.store(key, corpus_matrix, {"model": identity.as_manifest(), "documents": len(documents),
+                                         "max_seq_length": max_seq_length, "normalized": True})
+    query_ids = list(queries)
+    query_matrix = model.encode([queries[q] for q in query_ids], batch_size=ENCODE_BATCH_SIZE,
+                                normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    scores = np.asarray(query_matrix, dtype=np.float32) @ np.asarray(corpus_matrix, dtype=np.float32).T
+    rankings = {q: top_k(scores[i], doc_ids, depth) for i, q in enumerate(query_ids)}
+    return DenseOutcome(rankings, encode_seconds is None, key, max_seq_length, encode_seconds)
+
+
+def sparse_rankings(documents: Sequence[Document], queries: Mapping[str, str], depth: int) -> dict[str, Ranking]:
+    """BM25 via bm25s with its own defaults stated explicitly (Lucene variant, k1 1.5, b 0.75),
+    English stopwords, no stemmer.
+
+    Scores come from `get_scores` and a stable top-k so equal scores keep corpus order, and
+    documents sharing no term with the query (score 0) are not returned as candidates.
+    """
+    import bm25s
+
+    doc_ids = [document.doc_id for document in documents]
+    corpus_tokens = bm25s.tokenize([document.retrieval_text for document in documents], stopwords=BM25_STOPWORDS,
+                                   show_progress=False)
+    retriever = bm25s.BM25(method=BM25_METHOD, k1=BM25_K1, b=BM25_B)
+    retriever.index(corpus_tokens, show_progress=False)
+    vocabulary = corpus_tokens.vocab
+    rankings: dict[str, Ranking] = {}
+    for query_id, text in queries.items():
+        # Tokenise the query with the corpus vocabulary; words the corpus never uses cannot score.
+        query_words = bm25s.tokenize([text], stopwords=BM25_STOPWORDS, return_ids=False, show_progress=False)[0]
+        known = [word for word in query_words if word in vocabulary]
+        scores = retriever.get_scores(known) if known else np.zeros(len(doc_ids))
+        rankings[query_id] = top_k(np.asarray(scores, dtype=np.float64), doc_ids, depth, positive_only=True)
+    return rankings
+
+
+def hybrid_rankings(dense: Mapping[str, Ranking], sparse: Mapping[str, Ranking], k: int,
+                    depth: int) -> dict[str, Ranking]:
+    """RRF over the dense and sparse lists (dense first for first-appearance ties), `depth` kept."""
+    return {q: reciprocal_rank_fusion([[d for d, _ in dense[q]], [d for d, _ in sparse[q]]], k=k, depth=depth)
+            for q in dense}
+
+
+@dataclass
+class RerankOutcome:
+    rankings: dict[str, Ranking]
+    milliseconds: dict[str, float]
+    resumed_queries: list[str] = field(default_factory=list)
+    computed_queries: list[str] = field(default_factory=list)
+
+
+def rerank_rankings(hybrid: Mapping[str, Ranking], queries: Mapping[str, str],
+                    texts: Mapping[str, str], identity: ModelIdentity, max_length: int,
+                    cache: RerankCache, *, progress: bool = True,
+                    log: Callable[[str], None] = print,
+                    load_model: Callable | None = None) -> RerankOutcome:
+    """Score exactly the hybrid candidates of each query with a cross-encoder and reorder them.
+
+    All pairs of one query go to the model in one call; the model is warmed up on the first
+    pending query before any timing. Each finished query is cached at once (scores and its own
+    measured milliseconds), so an interrupted run resumes without recomputing it.
+    """
+    from tqdm import tqdm
+
+    def cache_key(query_id: str) -> str:
+        candidates = [doc_id for doc_id, _ in hybrid[query_id]]
+        return content_key("rerank-v1", identity.name, identity.weights_sha256, max_length, query_id,
+                           queries[query_id], candidates, [texts[d] for d in candidates])
+
+    outcome = RerankOutcome(rankings={}, milliseconds={})
+    cached_entries: dict[str, dict] = {}
+    pending: list[str] = []
+    for query_id in hybrid:
+        entry = cache.load(cache_key(query_id))
+        if entry is not None and len(entry.get("scores", [])) == len(hybrid[query_id]):
+            cached_entries[query_id] = entry
+        else:
+            pending.append(query_id)
+    if cached_entries:
+        log(f"rerank: {len(cached_entries)} of {len(hybrid)} queries found in the rerank cache "
+            f"(resumed, not recomputed); {len(pending)} to score")
+
+    model = None
+    if pending:
+        model = (load_model or load_cross_encoder)(identity, max_length)
+        warm_pairs = [(queries[pending[0]], texts[d]) for d, _ in hybrid[pending[0]]]
+        model.predict(warm_pairs, batch_size=max(1, len(warm_pairs)), show_progress_bar=False)
+
+    bar = tqdm(total=len(pending), desc="rerank", unit="query", disable=not progress or not pending)
+    for query_id in hybrid:
+        candidates = [doc_id for doc_id, _ in hybrid[query_id]]
+        if query_id in cached_entries:
+            entry = cached_entries[query_id]
+            outcome.resumed_queries.append(query_id)
+        else:
+            pairs = [(queries[query_id], texts[doc_id]) for doc_id in candidates]
+            started = time.perf_counter()
+            raw = model.predict(pairs, batch_size=max(1, len(pairs)), show_progress_bar=False)
+            elapsed_ms = (time.perf_counter() - started) * 1000.0
+            entry = {"query_id": query_id, "candidates": candidates,
+                     "scores": [float(score) for score in np.asarray(raw, dtype=np.float64).reshape(-1)],
+                     "milliseconds": elapsed_ms}
+            cache.store(cache_key(query_id), entry)
+            outcome.computed_queries.append(query_id)
+            bar.update(1)
+        order = sorted(range(len(candidates)), key=lambda i: (-entry["scores"][i], i))
+        outcome.rankings[query_id] = [(candidates[i], float(entry["scores"][i])) for i in order]
+        outcome.milliseconds[query_id] = float(entry["milliseconds"])
+    bar.close()
+    return outcome

@@ -1,0 +1,78 @@
+"""TREC run files (`qid Q0 docid rank score tag`) that trec_eval, ir_measures and ranx read.
+
+trec_eval ignores the rank column: it re-sorts each query by score and breaks equal scores by
+document id (descending, as strings). Fusion produces exact ties, so a file holding the raw scores
+would be re-ordered. pytrec_eval also keeps scores in single precision, so distinct doubles can
+tie there too. Scores are therefore written as float32 values, and a tie (or an inversion) after
+that rounding is broken by stepping the later document's score one float32 step below its
+predecessor. The written order is the tool's order for every reader. Pure Python (no numpy), so
+the offline sandbox writes its runs with the same code.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from generator.fileio import atomic_write_text
+
+Ranking = Sequence[tuple[str, float]]
+
+
+def to_float32(value: float) -> float:
+    """The float32 nearest to `value` (round half to even), as a Python float."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError:  # beyond float32's range, as numpy rounds it
+        return math.copysign(math.inf, value)
+
+
+def float32_below(value: float) -> float:
+    """The largest float32 strictly below the float32 `value`."""
+    if math.isnan(value) or value == -math.inf:
+        return value
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    if value == 0.0:
+        bits = 0x80000001                    # the smallest negative subnormal
+    elif value > 0.0:
+        bits -= 1                            # positive: a smaller magnitude
+    else:
+        bits += 1                            # negative: a larger magnitude
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def order_preserving_scores(scores: Sequence[float]) -> list[float]:
+    """float32 scores, each strictly below its predecessor, so every reader keeps this order."""
+    written: list[float] = []
+    for score in scores:
+        value = to_float32(score)
+        if written and value >= written[-1]:
+            value = float32_below(written[-1])
+        written.append(value)
+    return written
+
+
+def format_run(rankings: Mapping[str, Ranking], tag: str, *, separator: str = " ") -> str:
+    lines = []
+    for query_id in sorted(rankings):
+        ranking = rankings[query_id]
+        scores = order_preserving_scores([score for _, score in ranking])
+        for rank, ((doc_id, _), score) in enumerate(zip(ranking, scores), start=1):
+            lines.append(separator.join((query_id, "Q0", doc_id, str(rank), repr(score), tag)))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def write_run(path: Path, rankings: Mapping[str, Ranking], tag: str, *, separator: str = " ") -> Path:
+    return atomic_write_text(path, format_run(rankings, tag, separator=separator))
+
+
+def read_run(path: Path) -> dict[str, dict[str, float]]:
+    """Parse a run file into {qid: {docid: score}} (the shape pytrec_eval takes)."""
+    run: dict[str, dict[str, float]] = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            query_id, _, doc_id, _, score, _ = line.split()
+            run.setdefault(query_id, {})[doc_id] = float(score)
+    return run

@@ -1,0 +1,204 @@
+"""Did a change measured on the query sample hold on the full query set? Compares two results
+files (results.json and results-300.json) row by row; the statistics themselves come from
+generator.evaluate.uncertainty when each file is written.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+from typing import Any, Mapping, Sequence
+
+from generator.evaluate.uncertainty import DEFAULT_TOLERANCE, check_tolerance, plain_float
+from generator.results import parse_path, resolve
+
+
+def _find_row(results: Mapping[str, Any], label: str, search: str) -> Mapping[str, Any]:
+    if not isinstance(results, Mapping):
+        raise ValueError(f"{label} results must be a results.json object, got "
+                         f"{type(results).__name__}")
+    found = resolve(results, parse_path(f"table[search={search}]"), measured_only=False)
+    if not found.ok or not isinstance(found.value, Mapping):
+        raise ValueError(f"{label} results: {found.reason or f'table[search={search}] is not an object'}")
+    return found.value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _side(results: Mapping[str, Any], label: str, row: str, base: str,
+          metric: str) -> tuple[dict[str, Any] | None, str | None]:
+    """One file's delta and interval for (row, metric), or None and why it is not measured."""
+    entry = _find_row(results, label, row)
+    where = f"{label} results: table[search={row}]"
+    if entry.get("measured") is False:
+        reason = entry.get("not_measured_reason") or "no reason given"
+        return None, f"{where} is not measured: {reason}"
+    paired = entry.get(f"paired_vs_{base}")
+    if paired is None:
+        return None, f"{where}.paired_vs_{base} is null"
+    if not isinstance(paired, Mapping):
+        raise ValueError(f"{where}.paired_vs_{base}: not an object")
+    stats = paired.get(metric)
+    if stats is None:
+        if metric not in paired:
+            raise ValueError(f"{where}.paired_vs_{base}.{metric}: missing "
+                             f"(available: {', '.join(sorted(map(str, paired))) or 'none'})")
+        return None, f"{where}.paired_vs_{base}.{metric} is null"
+    if not isinstance(stats, Mapping):
+        raise ValueError(f"{where}.paired_vs_{base}.{metric}: not an object")
+    side: dict[str, Any] = {}
+    for key in ("delta", "ci95_low", "ci95_high"):
+        value = stats.get(key)
+        if value is None:
+            return None, f"{where}.paired_vs_{base}.{metric}.{key} is null or missing"
+        if not _is_number(value):
+            raise ValueError(f"{where}.paired_vs_{base}.{metric}.{key}: not a finite number: "
+                             f"{value!r}")
+        side[key] = plain_float(value)
+    if side["ci95_low"] > side["ci95_high"]:
+        raise ValueError(f"{where}.paired_vs_{base}.{metric}: ci95_low {side['ci95_low']} "
+                         f"is above ci95_high {side['ci95_high']}")
+    p_value = stats.get("p_value")
+    side["p_value"] = plain_float(p_value) if _is_number(p_value) else None
+    queries = stats.get("queries", results.get("queries"))
+    side["queries"] = int(queries) if isinstance(queries, Integral) and not isinstance(
+        queries, bool) else None
+    return side, None
+
+
+def _direction(delta: float, tolerance: float) -> str:
+    if delta > tolerance:
+        return "positive"
+    if delta < -tolerance:
+        return "negative"
+    return "zero"
+
+
+def compare_sample_to_full(
+    sample_results: Mapping[str, Any],
+    full_results: Mapping[str, Any],
+    *,
+    row: str = "hybrid+rerank",
+    base: str = "dense",
+    metrics: Sequence[str] = ("recall@5", "nDCG@5"),
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> dict[str, Any]:
+    """Did the row's change over the baseline on the query sample hold on the full query set?
+
+    Reads ``table[search=row].paired_vs_<base>.<metric>`` (``delta``, ``ci95_low``,
+    ``ci95_high``, ``p_value``) from two ``results.json`` objects: the sample run (20 queries)
+    and the full run (300 queries). An interval "excludes zero" when ``low > 0`` or
+    ``high < 0``; a delta is positive when it is above ``tolerance``.
+
+    Per metric it reports both sides, the direction of each delta, whether the full interval
+    lies inside the sample interval (``sample_low <= full_low`` and ``full_high <=
+    sample_high``), whether the intervals overlap and where, whether the full delta falls inside
+    the sample interval, and a verdict:
+
+    - ``"not-measured"``: the row is not measured (or a value is null) in either file;
+    - ``"sample-not-positive"``: the sample delta was not positive, so there is nothing to keep;
+    - ``"confirmed"``: positive on both, and the full interval excludes zero;
+    - ``"positive-but-uncertain"``: positive on both, the full interval includes zero;
+    - ``"not-confirmed"``: positive on the sample, zero or negative on the full set.
+
+    The top level says whether every listed metric's change stays positive
+    (``both_changes_stay_positive``: True, False, or None when not measured, with the reason).
+
+    Args:
+        sample_results: the parsed results.json of the sample run.
+        full_results: the parsed results-300.json of the full run.
+        row: the judged row's ``search`` name. Default ``"hybrid+rerank"``.
+        base: the baseline row; the key read is ``paired_vs_<base>``. Default ``"dense"``.
+        metrics: metric names as in results.json. Default ``("recall@5", "nDCG@5")``.
+        tolerance: a delta within this of 0 counts as zero. Default 1e-12.
+
+    Returns:
+        Plain JSON data (dicts, lists, str, float, int, bool, None).
+
+    Raises:
+        ValueError: malformed results (no table, no such row, a missing metric key, a
+            non-numeric value) or bad arguments.
+    """
+    if not isinstance(row, str) or not row:
+        raise ValueError(f"row must be a non-empty string, got {row!r}")
+    if not isinstance(base, str) or not base:
+        raise ValueError(f"base must be a non-empty string, got {base!r}")
+    if isinstance(metrics, str) or not isinstance(metrics, Sequence) or not metrics:
+        raise ValueError(f"metrics must be a non-empty sequence of metric names, got {metrics!r}")
+    if not all(isinstance(name, str) and name for name in metrics):
+        raise ValueError(f"metrics must be non-empty strings, got {list(metrics)!r}")
+    if len(set(metrics)) != len(metrics):
+        raise ValueError(f"metrics must not repeat a name, got {list(metrics)!r}")
+    tolerance = check_tolerance(tolerance)
+
+    per_metric: dict[str, Any] = {}
+    reasons: list[str] = []
+    for metric in metrics:
+        sample, sample_reason = _side(sample_results, "sample", row, base, metric)
+        full, full_reason = _side(full_results, "full", row, base, metric)
+        if sample is None or full is None:
+            why = [reason for reason in (sample_reason, full_reason) if reason]
+            reasons.extend(reason for reason in why if reason not in reasons)
+            per_metric[metric] = {"verdict": "not-measured", "reason": "; ".join(why),
+                                  "sample": sample, "full": full}
+            continue
+        for side in (sample, full):
+            side["direction"] = _direction(side["delta"], tolerance)
+            side["excludes_zero"] = side["ci95_low"] > 0.0 or side["ci95_high"] < 0.0
+        overlap_low = max(sample["ci95_low"], full["ci95_low"])
+        overlap_high = min(sample["ci95_high"], full["ci95_high"])
+        overlaps = overlap_low <= overlap_high
+        stays_positive = sample["direction"] == "positive" and full["direction"] == "positive"
+        if sample["direction"] != "positive":
+            verdict = "sample-not-positive"
+        elif full["direction"] != "positive":
+            verdict = "not-confirmed"
+        elif full["ci95_low"] > 0.0:
+            verdict = "confirmed"
+        else:
+            verdict = "positive-but-uncertain"
+        per_metric[metric] = {
+            "verdict": verdict,
+            "reason": None,
+            "sample": sample,
+            "full": full,
+            "stays_positive": stays_positive,
+            "sign_kept": sample["direction"] == full["direction"],
+            "full_interval_inside_sample_interval": (
+                sample["ci95_low"] <= full["ci95_low"] and full["ci95_high"] <= sample["ci95_high"]),
+            "intervals_overlap": overlaps,
+            "overlap": [overlap_low, overlap_high] if overlaps else None,
+            "full_delta_inside_sample_interval": (
+                sample["ci95_low"] <= full["delta"] <= sample["ci95_high"]),
+        }
+
+    measured = not reasons
+    both_positive = (all(per_metric[name]["stays_positive"] for name in metrics)
+                     if measured else None)
+    if not measured:
+        verdict = "not-measured"
+    elif both_positive:
+        verdict = "stays-positive"
+    else:
+        verdict = "does-not-stay-positive"
+    return {
+        "row": row,
+        "base": base,
+        "metrics": list(metrics),
+        "sample_queries": _query_count(sample_results),
+        "full_queries": _query_count(full_results),
+        "measured": measured,
+        "not_measured_reason": "; ".join(reasons) if reasons else None,
+        "both_changes_stay_positive": both_positive,
+        "verdict": verdict,
+        "per_metric": per_metric,
+    }
+
+
+def _query_count(results: Mapping[str, Any]) -> int | None:
+    queries = results.get("queries")
+    if isinstance(queries, Integral) and not isinstance(queries, bool):
+        return int(queries)
+    return None

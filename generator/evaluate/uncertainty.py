@@ -1,0 +1,444 @@
+"""How much a small paired query sample can prove: bootstrap intervals and sign-flip tests.
+
+Every function compares two systems scored on the *same* queries. ``row_scores[i]`` and
+``base_scores[i]`` are one metric (for example nDCG@5) for query ``i`` under the row being
+judged and under the baseline; the per-query difference is ``d_i = row_i - base_i`` (sign kept:
+positive means the row is better) and the statistic is the macro mean difference
+``delta = (1/n) * sum_i d_i``.
+
+Conventions, stated once:
+
+- Inputs are equal-length, non-empty, one-dimensional sequences of finite real numbers aligned
+  by query. Mappings are refused on purpose: pass ``[scores[q] for q in query_ids]`` so the
+  alignment is explicit.
+- A difference with ``|d_i| <= tolerance`` (default 1e-12) is a tie: it counts as a tie in
+  :func:`wins_ties_losses` and is left out of the sign flips of the permutation test (flipping
+  a zero changes nothing).
+- Randomness comes only from ``numpy.random.default_rng(seed)``; the same inputs, parameters
+  and seed give the same numbers on the same NumPy version. (NumPy does not promise identical
+  ``Generator`` streams across versions, so record the NumPy version next to the seed.)
+- Results are plain Python ``float``/``int``/``str`` values and never ``-0.0``, so they
+  serialise to JSON unchanged.
+
+Bad arguments raise ``ValueError`` with a message naming the argument; nothing here asserts.
+The module imports only NumPy and has no side effects.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from generator.evaluate.options import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_PERMUTATION_RESAMPLES, DEFAULT_SEED
+
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_EXACT_MAX_QUERIES = 20
+DEFAULT_TOLERANCE = 1e-12
+
+#: Largest ``exact_max_queries`` accepted. Exact enumeration splits the m signs into two
+#: halves of at most 2^20 partial sums each, so 40 stays fast and small in memory.
+EXACT_MAX_QUERIES_LIMIT = 40
+
+#: Upper bound on array elements drawn per chunk, to cap memory for large query sets. The
+#: chunking is a fixed function of the inputs' length, so results stay deterministic.
+_CHUNK_ELEMENTS = 2_000_000
+
+METHOD_EXACT = "exact"
+METHOD_MONTE_CARLO = "monte-carlo"
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _check_int(name: str, value: Any, *, minimum: int, maximum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be at most {maximum}, got {value}")
+    return value
+
+
+def _check_seed(seed: Any) -> int:
+    return _check_int("seed", seed, minimum=0)
+
+
+def _check_confidence(confidence: Any) -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, Real):
+        raise ValueError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
+    confidence = float(confidence)
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    return confidence
+
+
+def check_tolerance(tolerance: Any) -> float:
+    if isinstance(tolerance, bool) or not isinstance(tolerance, Real):
+        raise ValueError(f"tolerance must be a non-negative number, got {tolerance!r}")
+    tolerance = float(tolerance)
+    if not math.isfinite(tolerance) or tolerance < 0.0:
+        raise ValueError(f"tolerance must be a finite non-negative number, got {tolerance!r}")
+    return tolerance
+
+
+def _as_scores(name: str, values: Any) -> np.ndarray:
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, (Sequence, np.ndarray)):
+        raise ValueError(
+            f"{name} must be a sequence of numbers aligned by query (a list, tuple or 1-D "
+            f"array), got {type(values).__name__}")
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
+    if array.size and array.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must contain only numbers, got dtype {array.dtype}")
+    array = array.astype(np.float64)
+    if not np.all(np.isfinite(array)):
+        position = int(np.flatnonzero(~np.isfinite(array))[0])
+        raise ValueError(f"{name}[{position}] is not a finite number: {array[position]!r}")
+    return array
+
+
+def paired_differences(row_scores: Sequence[float], base_scores: Sequence[float]) -> np.ndarray:
+    """Per-query differences ``d_i = row_i - base_i`` after validating both inputs.
+
+    Args:
+        row_scores: the judged row's per-query metric values.
+        base_scores: the baseline's values for the same queries, in the same order.
+
+    Returns:
+        A float64 array of length n.
+
+    Raises:
+        ValueError: an input is not a 1-D sequence of finite numbers, is empty, or the lengths
+            differ.
+    """
+    row = _as_scores("row_scores", row_scores)
+    base = _as_scores("base_scores", base_scores)
+    if row.size != base.size:
+        raise ValueError(
+            f"row_scores and base_scores must have one value per query each, got {row.size} "
+            f"and {base.size}")
+    if row.size == 0:
+        raise ValueError("row_scores and base_scores are empty: need at least one query")
+    return row - base
+
+
+def plain_float(value: float) -> float:
+    """A Python float with -0.0 folded into 0.0."""
+    return float(value) + 0.0
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def paired_bootstrap_ci(
+    row_scores: Sequence[float],
+    base_scores: Sequence[float],
+    *,
+    resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean paired difference ``mean(row - base)``.
+
+    Each of ``B = resamples`` replicates draws n query indices uniformly with replacement
+    (``numpy.random.default_rng(seed).integers``) and takes the mean of those queries'
+    differences ``d_i = row_i - base_i``. With ``alpha = 1 - confidence`` the interval is the
+    ``alpha/2`` and ``1 - alpha/2`` percentiles of the B replicate means, NumPy's default
+    ("linear") percentile. Queries are the resampling unit, so the pairing is kept.
+
+    When every difference is the same value c the bootstrap distribution is the single point
+    c and the interval is exactly ``(c, c)`` (no random draws); identical runs give
+    ``(0.0, 0.0)``.
+
+    A percentile interval from 20 queries is itself rough: it cannot reach beyond the most
+    extreme per-query differences and tends to be narrow for small n.
+
+    Args:
+        row_scores: per-query metric values of the judged row.
+        base_scores: the baseline's values for the same queries, same order.
+        resamples: number of bootstrap replicates B (>= 1). Default 10000.
+        seed: seed for ``numpy.random.default_rng`` (non-negative integer). Default 20261130.
+        confidence: coverage of the interval, strictly between 0 and 1. Default 0.95.
+
+    Returns:
+        ``(low, high)`` as Python floats, ``low <= high``.
+
+    Raises:
+        ValueError: bad scores (see :func:`paired_differences`) or bad parameters.
+    """
+    differences = paired_differences(row_scores, base_scores)
+    resamples = _check_int("resamples", resamples, minimum=1)
+    seed = _check_seed(seed)
+    confidence = _check_confidence(confidence)
+
+    if np.all(differences == differences[0]):
+        point = plain_float(differences[0])
+        return point, point
+
+    n = differences.size
+    rng = np.random.default_rng(seed)
+    rows_per_chunk = max(1, _CHUNK_ELEMENTS // n)
+    means = np.empty(resamples, dtype=np.float64)
+    for start in range(0, resamples, rows_per_chunk):
+        stop = min(resamples, start + rows_per_chunk)
+        indices = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = differences[indices].mean(axis=1)
+
+    tail = 100.0 * (1.0 - confidence) / 2.0
+    low, high = np.percentile(means, [tail, 100.0 - tail])
+    return plain_float(low), plain_float(high)
+
+
+# --------------------------------------------------------------------------- permutation
+
+
+def _nonzero_differences(differences: np.ndarray, tolerance: float) -> np.ndarray:
+    return differences[np.abs(differences) > tolerance]
+
+
+def _exact_count(values: np.ndarray, threshold: float) -> int:
+    """Number of the 2^m sign vectors s with ``|sum_i s_i * values_i| >= threshold``.
+
+    Meet in the middle: enumerate the 2^k partial sums of the first k signs and the 2^(m-k) of
+    the rest, sort the second list and count, for each first-half sum a, the second-half sums b
+    with ``a + b >= threshold`` or ``a + b <= -threshold``. Every one of the 2^m assignments is
+    counted exactly once (threshold > 0 makes the two regions disjoint). Cost is about
+    ``2^(m/2) log 2^(m/2)`` instead of ``m 2^m``.
+    """
+    half = values.size // 2
+
+    def all_signed_sums(part: np.ndarray) -> np.ndarray:
+        sums = np.zeros(1, dtype=np.float64)
+        for value in part:
+            sums = np.concatenate((sums + value, sums - value))
+        return sums
+
+    first = all_signed_sums(values[:half])
+    second = np.sort(all_signed_sums(values[half:]))
+    at_or_above = second.size - np.searchsorted(second, threshold - first, side="left")
+    at_or_below = np.searchsorted(second, -threshold - first, side="right")
+    return int(at_or_above.sum() + at_or_below.sum())
+
+
+def _monte_carlo_count(values: np.ndarray, threshold: float, resamples: int, seed: int) -> int:
+    rng = np.random.default_rng(seed)
+    m = values.size
+    rows_per_chunk = max(1, _CHUNK_ELEMENTS // m)
+    count = 0
+    for start in range(0, resamples, rows_per_chunk):
+        rows = min(resamples, start + rows_per_chunk) - start
+        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(rows, m), dtype=np.int8)
+        count += int(np.count_nonzero(np.abs(signs @ values) >= threshold))
+    return count
+
+
+def paired_permutation_test(
+    row_scores: Sequence[float],
+    base_scores: Sequence[float],
+    *,
+    exact_max_queries: int = DEFAULT_EXACT_MAX_QUERIES,
+    resamples: int = DEFAULT_PERMUTATION_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> dict[str, Any]:
+    """Two-sided paired randomization (sign-flip) test of the mean difference, with its method.
+
+    Under the null hypothesis that the two systems are exchangeable on every query, each
+    difference ``d_i = row_i - base_i`` is equally likely to carry either sign. With the m
+    non-zero differences (``|d_i| > tolerance``; zeros are unaffected by a flip and are left
+    out), the p-value is the share of sign assignments ``s`` in ``{-1, +1}^m`` whose statistic
+    is at least as extreme as the observed one::
+
+        p = #{ s : |sum_i s_i d_i| >= |sum_i d_i| - eps } / 2^m
+
+    Comparing sums is the same as comparing means (both divide by n). ``eps = tolerance *
+    max(1, sum_i |d_i|)`` absorbs floating-point summation order, so assignments whose
+    statistic equals the observed one exactly are counted as ties.
+
+    - ``m <= exact_max_queries``: ``"exact"``, all 2^m assignments are counted (split into two
+      halves, see ``_exact_count``; 2^20 takes milliseconds). The observed assignment and its
+      mirror image always count, so ``p >= 2 / 2^m``.
+    - otherwise ``"monte-carlo"``: ``B = resamples`` assignments drawn uniformly with
+      ``numpy.random.default_rng(seed)`` and ``p = (count + 1) / (B + 1)`` (the observed
+      assignment counted once), which never reports 0.
+    - m = 0 or an observed statistic within eps of 0 (for example identical runs): every
+      assignment ties, ``p = 1.0`` exactly, method ``"exact"``.
+
+    Args:
+        row_scores: per-query metric values of the judged row.
+        base_scores: the baseline's values for the same queries, same order.
+        exact_max_queries: enumerate exactly when m is at most this (0..40). Default 20.
+        resamples: Monte Carlo assignments B (>= 1). Default 100000.
+        seed: seed for ``numpy.random.default_rng`` (non-negative integer). Default 20261130.
+        tolerance: ties for zero differences and for equal statistics (>= 0). Default 1e-12.
+
+    Returns:
+        ``{"p_value": float, "method": "exact" | "monte-carlo", "nonzero_differences": m,
+        "queries": n, "resamples": B or None}`` (``resamples`` is None for the exact method).
+
+    Raises:
+        ValueError: bad scores (see :func:`paired_differences`) or bad parameters.
+    """
+    differences = paired_differences(row_scores, base_scores)
+    exact_max_queries = _check_int(
+        "exact_max_queries", exact_max_queries, minimum=0, maximum=EXACT_MAX_QUERIES_LIMIT)
+    resamples = _check_int("resamples", resamples, minimum=1)
+    seed = _check_seed(seed)
+    tolerance = check_tolerance(tolerance)
+
+    values = _nonzero_differences(differences, tolerance)
+    m = int(values.size)
+    result: dict[str, Any] = {"p_value": 1.0, "method": METHOD_EXACT,
+                              "nonzero_differences": m, "queries": int(differences.size),
+                              "resamples": None}
+    eps = tolerance * max(1.0, float(np.abs(values).sum()))
+    observed = abs(float(values.sum()))
+    if m == 0 or observed <= eps:
+        return result
+    threshold = observed - eps
+
+    if m <= exact_max_queries:
+        result["p_value"] = _exact_count(values, threshold) / float(2 ** m)
+    else:
+        count = _monte_carlo_count(values, threshold, resamples, seed)
+        result.update(p_value=(count + 1) / (resamples + 1), method=METHOD_MONTE_CARLO,
+                      resamples=resamples)
+    return result
+
+
+# --------------------------------------------------------------------------- counts and summary
+
+
+def wins_ties_losses(
+    row_scores: Sequence[float],
+    base_scores: Sequence[float],
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> tuple[int, int, int]:
+    """Count queries where the row beats, ties or trails the baseline.
+
+    A win is ``d_i > tolerance``, a loss ``d_i < -tolerance``, a tie ``|d_i| <= tolerance``,
+    with ``d_i = row_i - base_i``. ``wins + ties + losses == n``.
+
+    Args:
+        row_scores: per-query metric values of the judged row.
+        base_scores: the baseline's values for the same queries, same order.
+        tolerance: absolute tie tolerance (>= 0). Default 1e-12.
+
+    Returns:
+        ``(wins, ties, losses)`` as Python ints.
+
+    Raises:
+        ValueError: bad scores (see :func:`paired_differences`) or a bad tolerance.
+    """
+    differences = paired_differences(row_scores, base_scores)
+    tolerance = check_tolerance(tolerance)
+    wins = int(np.count_nonzero(differences > tolerance))
+    losses = int(np.count_nonzero(differences < -tolerance))
+    return wins, int(differences.size) - wins - losses, losses
+
+
+def paired_comparison(
+    row_scores: Sequence[float],
+    base_scores: Sequence[float],
+    *,
+    bootstrap_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
+    permutation_resamples: int = DEFAULT_PERMUTATION_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    exact_max_queries: int = DEFAULT_EXACT_MAX_QUERIES,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> dict[str, Any]:
+    """Everything ``results.json`` records for one (row, metric) versus the baseline.
+
+    ``delta = (1/n) sum_i (row_i - base_i)`` (equal to ``mean(row) - mean(base)`` up to
+    floating-point rounding); ``ci95_low``/``ci95_high`` from :func:`paired_bootstrap_ci` at
+    confidence 0.95 (fixed, as the key names say); ``p_value`` and ``p_value_method`` from
+    :func:`paired_permutation_test`; ``wins``/``ties``/``losses`` from
+    :func:`wins_ties_losses`. The bootstrap and the permutation test each start their own
+    generator from ``seed``.
+
+    Returns:
+        ``{"delta", "ci95_low", "ci95_high", "p_value", "p_value_method", "wins", "ties",
+        "losses", "queries"}`` with Python floats, ints and a str (JSON-ready). For identical
+        inputs: delta 0.0, interval (0.0, 0.0), p_value 1.0, every query a tie.
+
+    Raises:
+        ValueError: bad scores (see :func:`paired_differences`) or bad parameters.
+    """
+    differences = paired_differences(row_scores, base_scores)
+    low, high = paired_bootstrap_ci(row_scores, base_scores, resamples=bootstrap_resamples,
+                                    seed=seed, confidence=0.95)
+    test = paired_permutation_test(
+        row_scores, base_scores, exact_max_queries=exact_max_queries,
+        resamples=permutation_resamples, seed=seed, tolerance=tolerance)
+    wins, ties, losses = wins_ties_losses(row_scores, base_scores, tolerance=tolerance)
+    return {
+        "delta": plain_float(differences.mean()),
+        "ci95_low": low,
+        "ci95_high": high,
+        "p_value": test["p_value"],
+        "p_value_method": test["method"],
+        "wins": wins,
+        "ties": ties,
+        "losses": losses,
+        "queries": int(differences.size),
+    }
+
+
+def method_description(
+    *,
+    bootstrap_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
+    permutation_resamples: int = DEFAULT_PERMUTATION_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    exact_max_queries: int = DEFAULT_EXACT_MAX_QUERIES,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> dict[str, Any]:
+    """A JSON-ready description of how :func:`paired_comparison` computed its numbers.
+
+    Pass the same keyword arguments as to :func:`paired_comparison`; the result belongs in the
+    run manifest (for example ``manifest.parameters.uncertainty``) next to the NumPy version.
+
+    Raises:
+        ValueError: bad parameters.
+    """
+    bootstrap_resamples = _check_int("bootstrap_resamples", bootstrap_resamples, minimum=1)
+    permutation_resamples = _check_int("permutation_resamples", permutation_resamples, minimum=1)
+    seed = _check_seed(seed)
+    exact_max_queries = _check_int(
+        "exact_max_queries", exact_max_queries, minimum=0, maximum=EXACT_MAX_QUERIES_LIMIT)
+    tolerance = check_tolerance(tolerance)
+    return {
+        "difference": "per query: row minus base, sign kept; delta is the mean over queries",
+        "bootstrap": {
+            "kind": "percentile",
+            "unit": "query (paired, resampled with replacement)",
+            "statistic": "mean paired difference",
+            "resamples": bootstrap_resamples,
+            "confidence": 0.95,
+            "percentiles": [2.5, 97.5],
+            "percentile_method": "linear (numpy default)",
+            "generator": "numpy.random.default_rng",
+            "seed": seed,
+        },
+        "permutation": {
+            "kind": "paired randomization (sign-flip)",
+            "sides": "two-sided",
+            "statistic": "absolute mean paired difference",
+            "zero_differences": "left out (|d| <= tolerance)",
+            "exact_when_nonzero_differences_at_most": exact_max_queries,
+            "exact": "all 2^m sign assignments; p = count / 2^m",
+            "monte_carlo": "p = (count + 1) / (resamples + 1)",
+            "monte_carlo_resamples": permutation_resamples,
+            "generator": "numpy.random.default_rng",
+            "seed": seed,
+            "tie_tolerance": "tolerance * max(1, sum |d|) on the summed statistic",
+        },
+        "wins_ties_losses": "win d > tolerance, loss d < -tolerance, tie otherwise",
+        "tolerance": tolerance,
+    }

@@ -1,0 +1,114 @@
+"""The doors: every value that may reach a reader leaves the renderer through one of them.
+
+A door escapes the value for its format (HTML, where Jinja's autoescape is on; Markdown, where
+data must not become syntax) and wraps it in the orphan scan's marks (generator.render.orphans),
+so the scan can prove that every visible word came from a claim, a label or a results value.
+`data` is a value read from results or the check report, `claim` a ledger claim's rendered
+text (Markdown), `code` an identifier, `quote` a quoted design span.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from markdown_it import MarkdownIt
+from markupsafe import Markup, escape
+
+from generator.render.orphans import CLOSE, MARKS, OPEN
+
+
+def _clean(text: Any) -> str:
+    return str(text).translate(MARKS)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(_clean(text).split())
+
+
+_MD_DATA_SPECIALS = re.compile(r"([\\`*\[\]|<>~&])")
+_MD_BLOCK_START = re.compile(r"^(#|>|[-+*](?=\s)|=|(\d+)([.)])(?=\s))")
+
+
+def markdown_inline():
+    """Claim Markdown to inline HTML. Raw HTML is off (it comes out escaped). Links, autolinks
+    and images render as their text followed by the address in parentheses, never as href or
+    src: the readout makes no request, and a reader still sees every address."""
+    md = MarkdownIt("commonmark", {"html": False})
+
+    def link_open(self, tokens, idx, options, env):
+        env.setdefault("links", []).append(tokens[idx].attrGet("href") or "")
+        return ""
+
+    def link_close(self, tokens, idx, options, env):
+        href = env["links"].pop()
+        text = tokens[idx - 1].content if idx > 0 and tokens[idx - 1].type == "text" else None
+        return "" if text == href or f"mailto:{text}" == href else f' (<span class="addr">{escape(href)}</span>)'
+
+    def image(self, tokens, idx, options, env):
+        token = tokens[idx]
+        alt = "".join(child.content for child in token.children or [])
+        return f'{escape(alt)} (<span class="addr">{escape(token.attrGet("src") or "")}</span>)'
+
+    md.add_render_rule("link_open", link_open)
+    md.add_render_rule("link_close", link_close)
+    md.add_render_rule("image", image)
+    return md
+
+
+class HtmlDoor:
+    """Marked, escaped values for HTML templates (Jinja autoescape is on for these)."""
+
+    def __init__(self) -> None:
+        self._md = markdown_inline()
+
+    def data(self, value: Any):
+        return Markup(OPEN + str(escape(_one_line(value))) + CLOSE)
+
+    def code(self, value: Any):
+        return Markup(OPEN + "<code>" + str(escape(_one_line(value))) + "</code>" + CLOSE)
+
+    def claim(self, text: str):
+        return Markup(OPEN + self._md.renderInline(_one_line(text), {}).strip() + CLOSE)
+
+    def join(self, parts: Iterable[Any], sep: str = " "):
+        return Markup(escape(sep)).join(parts)
+
+    def quote(self, value: Any):
+        return Markup("<q>" + OPEN + str(escape(_one_line(value))) + CLOSE + "</q>")
+
+    def interval(self, low: Any, high: Any):
+        return Markup("[") + low + Markup(", ") + high + Markup("]")
+
+
+class MarkdownDoor:
+    """Marked values for Markdown templates: data escaped so it cannot become Markdown syntax."""
+
+    def data(self, value: Any) -> str:
+        return OPEN + _MD_DATA_SPECIALS.sub(r"\\\1", _one_line(value)) + CLOSE
+
+    def code(self, value: Any) -> str:
+        text = _one_line(value)
+        fence = "``" if "`" in text else "`"
+        return OPEN + f"{fence}{text}{fence}" + CLOSE
+
+    def claim(self, text: str) -> str:
+        # Claims are Markdown; raw HTML is neutralised and a leading block marker escaped, so a
+        # claim can neither inject markup nor turn into a heading, quote or list item.
+        text = _one_line(text).replace("<", "&lt;").replace(">", "&gt;")
+        match = _MD_BLOCK_START.match(text)
+        if match:
+            if match.group(2):
+                text = match.group(2) + "\\" + text[len(match.group(2)):]
+            else:
+                text = "\\" + text
+        return OPEN + text + CLOSE
+
+    def join(self, parts: Iterable[Any], sep: str = " ") -> str:
+        return sep.join(parts)
+
+    def quote(self, value: Any) -> str:
+        return "“" + self.data(value) + "”"
+
+    def interval(self, low: Any, high: Any) -> str:
+        return "[" + low + ", " + high + "]"

@@ -1,0 +1,185 @@
+"""Render readout.html, TEACHBACK.md and AAR.md from the checked ledger and results.json.
+
+`render_project` runs the claim check first and refuses to render when it fails; with `draft` it
+renders anyway and flags every failure where the reader sees it. Rendering happens in memory; the
+orphan scan (generator.render.orphans) then proves that every word and number in the outputs came
+from a ledger claim, a registered label or a data value, and only then are the files written
+(atomically). With `check_only` nothing is written and each output that differs from a fresh
+render is named (generator.render.stamps), like `cog --check`.
+
+What the outputs contain is configured per project in readout.yaml under `outputs:`
+(generator.project.outputs), so the SciFact review and the L03 sandbox share the templates.
+Determinism: no clock is read; every mapping is emitted in sorted or configured order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from generator.claims.checker import check_project
+from generator.claims.report import CheckReport, failure_lines
+from generator.errors import InputError
+from generator.fileio import atomic_write_text, display_path, reading, sha256_file
+from generator.project import Project
+from generator.project.outputs import OutputSpec, TableSpec
+from generator.render import charts
+from generator.render.doors import HtmlDoor, MarkdownDoor
+from generator.render.labels import LABELS_NAME, Labels, load_labels
+from generator.render.orphans import Orphan, scan
+from generator.render.stamps import STAMP_NAME, Rendered, stale_outputs, stamp_text, template_hashes
+from generator.render.views import SectionView, anchor, claim_views, claims_by_kind, provenance_view, table_view
+from generator.results import RESULTS_NAME, Results, lookup, read_results
+
+
+def _environment(templates_dir: Path) -> Environment:
+    return Environment(
+        loader=FileSystemLoader(str(templates_dir)),
+        # Autoescape on for every HTML template (and any unknown kind); off for Markdown only.
+        autoescape=select_autoescape(enabled_extensions=("html", "htm", "xml", "svg", "html.j2"),
+                                     disabled_extensions=("md", "md.j2"),
+                                     default_for_string=True, default=True),
+        undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+
+
+def load_project_results(project: Project) -> Results:
+    path = project.outputs_dir / RESULTS_NAME
+    with reading(path):
+        return read_results(path, missing="missing: run `readout evaluate` (or `readout build`) first")
+
+
+def render_outputs(project: Project, report: CheckReport, *, draft: bool = False) -> list[Rendered]:
+    """Render every configured output in memory (nothing is written)."""
+    specs = project.require_outputs()
+    results = load_project_results(project)
+    results_hashes = {Path(name).name: digest for name, digest in report.inputs_sha256.items()}
+    results_hashes[RESULTS_NAME] = results.sha256
+    templates_dir = project.templates_dir
+    labels_path = templates_dir / LABELS_NAME
+    label_texts = load_labels(labels_path, display_path(labels_path))
+    hashes = template_hashes(templates_dir)
+    config_hash = sha256_file(project.config_path)
+    env = _environment(templates_dir)
+    flagged = draft and not report.ok
+    first_draft = report.first_draft
+
+    rendered = []
+    for spec in specs.values():
+        door = HtmlDoor() if spec.is_html else MarkdownDoor()
+        labels = Labels(label_texts, door, display_path(labels_path),
+                        {f"section:{s.id}": s.title for s in spec.sections})
+        stamp = {
+            "output": spec.file, "draft": flagged,
+            "ledger_sha256": report.ledger_sha256,
+            "design_freeze_sha256": report.design_freeze_sha256,
+            "results_sha256": dict(sorted(results_hashes.items())),
+            "config_sha256": config_hash,
+            "templates_sha256": hashes,
+        }
+        claims = claim_views(spec, report, door, labels, draft)
+        sections = [SectionView(s.id, anchor("section-", s.id), labels[f"section:{s.id}"], s.show, claims[s.id])
+                    for s in spec.sections]
+        context = {
+            "title": door.data(project.title),
+            "L": labels,
+            "sections": sections,
+            "flags": _flags(report, door, labels) if flagged else [],
+            "draft": flagged,
+            "trace": {"current": door.data(f"{report.untraceable}/{report.total}"),
+                      "first_draft": door.data(f"{first_draft[0]}/{first_draft[1]}") if first_draft
+                      else labels.not_recorded},
+            "table": table_view(spec.table, results.data, door, labels) if spec.table else None,
+            "charts": _charts(spec, results.data, door, labels) if spec.is_html else {},
+            "provenance": provenance_view(spec, report, results.data, results_hashes, hashes, config_hash, door,
+                                          labels),
+            "claims_by_kind": claims_by_kind(report, door),
+            "stamp_name": STAMP_NAME,
+            "stamp": stamp_text(stamp),
+        }
+        template_path = templates_dir / spec.template
+        try:
+            marked = env.get_template(spec.template).render(**context)
+        except InputError:
+            raise
+        except Exception as error:  # jinja2 errors: name the template and line, never a traceback
+            raise InputError(f"cannot render: {error}", path=display_path(template_path),
+                             line=getattr(error, "lineno", None)) from None
+        if not marked.endswith("\n"):
+            marked += "\n"
+        rendered.append(Rendered(spec.name, project.outputs_dir / spec.file, marked, stamp))
+    return rendered
+
+
+def _flags(report: CheckReport, door, labels: Labels) -> list[Any]:
+    flags = [door.join([labels.untraceable_count, door.data(f"{report.untraceable}/{report.total}")])]
+    flags.extend(door.join([labels.untraceable, door.code(result.claim.id),
+                            door.join([door.data(reason) for reason in result.reasons], "; ")], " ")
+                 for result in report.failing())
+    flags.extend(door.join([labels.freeze_problem, door.data(problem)], ": ") for problem in report.freeze_problems)
+    return flags
+
+
+def _charts(spec: OutputSpec, results: dict, door, labels: Labels) -> dict[str, Any]:
+    table = spec.table or TableSpec()
+    rows = lookup(results, table.rows)
+    rows = rows if isinstance(rows, list) else []
+    column_labels = {c.key: c.label for c in table.columns if c.key}
+    drawn = {}
+    if spec.quality_vs_time is not None:
+        drawn["quality_vs_time"] = charts.quality_vs_time(rows, results, spec.quality_vs_time, table.name,
+                                                          column_labels, door, labels)
+    if spec.deltas is not None:
+        drawn["deltas"] = charts.deltas(rows, spec.deltas, table.name, column_labels, door, labels)
+    return drawn
+
+
+def find_orphans(rendered: list[Rendered]) -> list[Orphan]:
+    found: list[Orphan] = []
+    for output in rendered:
+        found.extend(scan(output.marked, display_path(output.path)))
+    return found
+
+
+@dataclass
+class RenderOutcome:
+    """What `render_project` did. `refused` holds the check's failures when it would not render;
+    `orphans` the unaccounted text when nothing was written; `stale` the outputs that differ
+    (with `check_only`); `written` the files written."""
+
+    report: CheckReport
+    refused: list[str] = field(default_factory=list)
+    drafted: list[str] = field(default_factory=list)
+    orphans: list[Orphan] = field(default_factory=list)
+    rendered: list[Rendered] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    written: list[tuple[Path, int]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.refused and not self.orphans and not self.stale
+
+
+def render_project(project: Project, *, draft: bool = False, check_only: bool = False,
+                   report: CheckReport | None = None) -> RenderOutcome:
+    """Check, render in memory, scan for orphans, then write (or compare with `check_only`)."""
+    report = report or check_project(project)
+    outcome = RenderOutcome(report=report)
+    if not report.ok:
+        if not draft:
+            outcome.refused = failure_lines(report)
+            return outcome
+        outcome.drafted = failure_lines(report)
+    outcome.rendered = render_outputs(project, report, draft=draft)
+    outcome.orphans = find_orphans(outcome.rendered)
+    if outcome.orphans:
+        return outcome
+    if check_only:
+        outcome.stale = stale_outputs(outcome.rendered)
+        return outcome
+    for output in outcome.rendered:
+        atomic_write_text(output.path, output.text)
+        outcome.written.append((output.path, len(output.text.encode("utf-8"))))
+    return outcome

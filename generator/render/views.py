@@ -1,0 +1,175 @@
+"""The view models templates receive: claims by section with their source notes, the rows table,
+provenance groups and the score table. Every string in them has already passed a door."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from generator.claims.report import CheckReport, ClaimResult
+from generator.errors import InputError
+from generator.project.outputs import OutputSpec, TableSpec
+from generator.render.labels import Labels
+from generator.render.values import format_number, raw_json
+from generator.results import MISSING, RESULTS_NAME, lookup
+
+
+@dataclass
+class ClaimView:
+    id: str
+    anchor: str
+    note_anchor: str
+    number: Any
+    text: Any
+    struck: bool
+    flag: bool
+    notes: list[Any]
+
+
+@dataclass
+class SectionView:
+    id: str
+    anchor: str
+    title: Any
+    show: tuple[str, ...]
+    claims: list[ClaimView]
+
+
+def anchor(prefix: str, text: str) -> str:
+    return prefix + re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")
+
+
+def evidence_notes(result: ClaimResult, door, labels: Labels) -> list[Any]:
+    notes = []
+    for evidence in result.evidence:
+        if evidence.kind == "design":
+            parts = [labels.source_design, door.code(evidence.document or ""),
+                     labels.line, door.data("?" if evidence.line is None else evidence.line)]
+            if evidence.heading:
+                parts += [labels.section_sign, door.data(evidence.heading)]
+            notes.append(door.join([door.join(parts), door.quote(evidence.quote or "")], ": "))
+        else:
+            parts = [labels.source_measured, door.code(evidence.file or RESULTS_NAME),
+                     door.code(evidence.path or ""), labels.raw_value, door.code(raw_json(evidence.value))]
+            if evidence.formatted is not None and str(evidence.formatted) != raw_json(evidence.value):
+                parts += [labels.shown_as, door.data(evidence.formatted)]
+            notes.append(door.join(parts))
+    return notes
+
+
+def claim_views(spec: OutputSpec, report: CheckReport, door, labels: Labels, draft: bool) -> dict[str, list[ClaimView]]:
+    """Each section's claims in ledger order, numbered across the output; omitted strikes skipped."""
+    by_section: dict[str, list[ClaimResult]] = {section.id: [] for section in spec.sections}
+    for result in report.results:
+        if result.claim.output == spec.name and result.claim.section in by_section:
+            by_section[result.claim.section].append(result)
+    views: dict[str, list[ClaimView]] = {}
+    number = 0
+    for section in spec.sections:
+        views[section.id] = []
+        for result in by_section[section.id]:
+            claim = result.claim
+            if claim.struck and (claim.strike_display or "strike") == "omit":
+                continue
+            number += 1
+            notes = []
+            if claim.struck:
+                notes.append(door.join([labels.struck, door.data(claim.strike_reason or "")], ": "))
+            flag = draft and not claim.struck and not result.traceable
+            if flag:
+                notes.append(door.join([labels.untraceable,
+                                        door.join([door.data(r) for r in result.reasons], "; ")], ": "))
+            notes.extend(evidence_notes(result, door, labels))
+            views[section.id].append(ClaimView(
+                id=claim.id, anchor=anchor("claim-", claim.id), note_anchor=anchor("note-", claim.id),
+                number=door.data(number), text=door.claim(result.rendered_text or claim.text), struck=claim.struck,
+                flag=flag, notes=notes))
+    return views
+
+
+def table_view(table: TableSpec, results: dict, door, labels: Labels) -> dict:
+    rows_raw = lookup(results, table.rows)
+    if not isinstance(rows_raw, list):
+        raise InputError(f"no list of rows at {table.rows!r}", path=RESULTS_NAME, field=table.rows)
+    rows = []
+    for row in rows_raw:
+        name = str(row.get(table.name, "?"))
+        measured = row.get("measured", True) is not False
+        cells = []
+        for column in table.columns:
+            interval = None
+            if column.only is not None and name not in column.only:
+                cells.append({"value": labels[column.otherwise], "interval": None, "missing": True})
+                continue
+            if not measured:
+                cells.append({"value": labels.not_measured, "interval": None, "missing": True})
+                continue
+            value = row.get(column.key, MISSING) if column.key else lookup(results, column.path)
+            if value is MISSING or value is None:
+                cells.append({"value": labels.not_measured if value is None else labels.missing,
+                              "interval": None, "missing": True})
+                continue
+            if column.interval:
+                bounds = lookup(row, column.interval)
+                if isinstance(bounds, dict) and isinstance(bounds.get("ci95_low"), (int, float)) \
+                        and isinstance(bounds.get("ci95_high"), (int, float)):
+                    interval = door.interval(door.data(format_number(bounds["ci95_low"], column.format)),
+                                             door.data(format_number(bounds["ci95_high"], column.format)))
+            cells.append({"value": door.data(format_number(value, column.format)), "interval": interval,
+                          "missing": False, "text": isinstance(value, str)})
+        reason = row.get("not_measured_reason") if not measured else None
+        rows.append({"name": door.data(name), "measured": measured, "cells": cells,
+                     "reason": door.data(reason) if reason else None})
+    has_intervals = any(cell["interval"] is not None for row in rows for cell in row["cells"])
+    # Numbers align right; a column whose values are all text (a description) aligns left.
+    text_columns = [all(row["cells"][index].get("text", True) for row in rows if not row["cells"][index]["missing"])
+                    and any(not row["cells"][index]["missing"] for row in rows)
+                    for index in range(len(table.columns))]
+    return {"columns": [door.data(column.label) for column in table.columns], "rows": rows,
+            "has_intervals": has_intervals, "text_columns": text_columns}
+
+
+def provenance_view(spec: OutputSpec, report: CheckReport, results: dict, results_hashes: dict[str, str],
+                    template_hashes: dict[str, str], config_hash: str, door, labels: Labels) -> list[dict]:
+    def pairs(items: Iterable[tuple[str, Any]]) -> list[tuple[Any, Any]]:
+        return [(door.code(key), door.code(value if isinstance(value, str) else raw_json(value)))
+                for key, value in items]
+
+    groups = []
+    hashes = [("claims/ledger.yaml", report.ledger_sha256),
+              ("design freeze", report.design_freeze_sha256 or "none")]
+    hashes += [(f"outputs/{name}", digest) for name, digest in sorted(results_hashes.items())]
+    hashes += [("readout.yaml", config_hash)]
+    groups.append({"title": labels.hashes, "rows": pairs(hashes)})
+    groups.append({"title": labels.templates, "rows": pairs(sorted(template_hashes.items()))})
+    manifest = results.get("manifest") if isinstance(results.get("manifest"), dict) else {}
+    models = manifest.get("models") if isinstance(manifest.get("models"), dict) else {}
+    model_rows = []
+    for role in sorted(models):
+        info = models[role]
+        if isinstance(info, dict):
+            for key in sorted(info):
+                model_rows.append((f"{role}.{key}", info[key]))
+        else:
+            model_rows.append((role, info))
+    if model_rows:
+        groups.append({"title": labels.models, "rows": pairs(model_rows)})
+    packages = manifest.get("packages") if isinstance(manifest.get("packages"), dict) else {}
+    if packages:
+        groups.append({"title": labels.packages, "rows": pairs(sorted(packages.items()))})
+    inputs = manifest.get("inputs") if isinstance(manifest.get("inputs"), dict) else {}
+    input_rows = []
+    for name in sorted(inputs):
+        info = inputs[name]
+        input_rows.append((name, info.get("sha256", raw_json(info)) if isinstance(info, dict) else info))
+    if input_rows:
+        groups.append({"title": labels.inputs, "rows": pairs(input_rows)})
+    run_rows = [(path, value) for path in spec.provenance if (value := lookup(results, path)) is not MISSING]
+    if run_rows:
+        groups.append({"title": labels.run, "rows": pairs(run_rows)})
+    return groups
+
+
+def claims_by_kind(report: CheckReport, door) -> list[tuple[Any, Any]]:
+    return [(door.data(kind), door.data(f"{u}/{t}")) for kind, (u, t) in sorted(report.by_kind.items())]

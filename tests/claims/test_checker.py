@@ -1,0 +1,659 @@
+"""`readout check` on small fixture projects: each test pins one way a claim fails or passes,
+asserting the exit code and the exact message."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from generator.claims.checker import check_project
+from generator.claims.numbers import number_tokens
+from generator.cli import main
+from generator.project import load_project
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+DECISIONS = """\
+# Decision records
+
+## Fusion
+
+Hybrid uses RRF with
+constant 60 over both top-50 lists.
+
+## Sparse search
+
+One library, bm25s, for exact sparse search.
+"""
+
+
+def _row(search, recall5, recall50, ndcg5):
+    return {"search": search, "measured": True, "model": f"{search}-model", "recall@5": recall5,
+            "recall@50": recall50, "nDCG@5": ndcg5}
+
+
+RESULTS = {
+    "documents": 5183,
+    "queries": 20,
+    "table": [
+        _row("dense", 0.61, 0.88, 0.5512),
+        _row("sparse", 0.58, 0.85, 0.52),
+        _row("hybrid", 0.66, 0.9, 0.6034),
+        {"search": "hybrid+rerank", "measured": False, "not_measured_reason": "no cross-encoder offline",
+         "model": "BAAI/bge-reranker-v2-m3", "recall@5": None, "recall@50": None, "nDCG@5": None},
+    ],
+    "same_50_rows_after_rerank": None,
+    "p95_rerank_milliseconds": None,
+    "manifest": {"inputs": {"corpus.jsonl": {"sha256": "ab12", "bytes": 10}}, "models": {"dense": {"name": "m"}}},
+}
+
+GOOD_CLAIMS = """\
+  - id: rrf-constant
+    output: readout
+    section: results
+    kind: factual
+    text: "Hybrid fuses both lists with RRF constant 60."
+    sources:
+      - design: {document: decisions.md, quote: "RRF with constant 60"}
+  - id: hybrid-beats-dense
+    output: readout
+    section: results
+    kind: evaluative
+    text: "Hybrid reaches nDCG@5 {hybrid:.3f} against dense {dense:.3f}."
+    sources:
+      - measured:
+          values: {hybrid: "table[search=hybrid].nDCG@5", dense: "table[search=dense].nDCG@5"}
+          predicate: "hybrid > dense"
+  - id: rerank-not-measured
+    output: aar
+    section: happened
+    kind: factual
+    text: "The rerank row was not measured: {why}."
+    sources:
+      - measured:
+          values: {measured: "table[search=hybrid+rerank].measured",
+                   why: "table[search=hybrid+rerank].not_measured_reason"}
+          predicate: "not measured"
+"""
+
+
+def make_project(root: Path, extra_claims: str = "", *, freeze: bool = True, results=RESULTS) -> Path:
+    """A fixture project: one design document, a fake results.json and a ledger."""
+    (root / "design").mkdir(parents=True)
+    (root / "claims").mkdir()
+    (root / "outputs").mkdir()
+    (root / "readout.yaml").write_text("title: Fixture\nkind: beir\n")
+    (root / "design" / "decisions.md").write_text(DECISIONS)
+    if results is not None:
+        (root / "outputs" / "results.json").write_text(json.dumps(results, indent=2))
+    write_ledger(root, extra_claims)
+    if freeze:
+        assert main(["freeze", str(root)]) == 0
+    return root
+
+
+def write_ledger(root: Path, extra_claims: str = "") -> None:
+    (root / "claims" / "ledger.yaml").write_text("version: 1\nclaims:\n" + GOOD_CLAIMS + _indent(extra_claims))
+
+
+def _indent(block: str) -> str:
+    block = textwrap.dedent(block)
+    return "".join("  " + line if line.strip() else line for line in block.splitlines(keepends=True))
+
+
+def ledger_line(root: Path, claim_id: str) -> int:
+    for number, line in enumerate((root / "claims" / "ledger.yaml").read_text().splitlines(), start=1):
+        if line.strip() == f"- id: {claim_id}":
+            return number
+    raise AssertionError(claim_id)
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch, capsys):
+    root = make_project(tmp_path / "p")
+    monkeypatch.chdir(root)
+    capsys.readouterr()
+    return root
+
+
+def run(capsys, *argv):
+    code = main(["check", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_traceable_ledger_exits_0_and_says_all_claims_trace(project, capsys):
+    code, out, err = run(capsys)
+    assert code == 0
+    assert out == ("Trace score: untraceable claims / total claims = 0/3; first draft 0/3.\n"
+                   "By output: aar 0/1, readout 0/2; by kind: factual 0/2, evaluative 0/1.\n"
+                   "All 3 claims trace.\n")
+    assert err == ""
+
+
+def test_unstruck_claim_without_source_exits_1(project, capsys):
+    write_ledger(project, """\
+        - id: no-source
+          output: aar
+          section: why
+          kind: factual
+          text: "Nothing supports this."
+        """)
+    code, out, _ = run(capsys)
+    line = ledger_line(project, "no-source")
+    assert code == 1
+    assert out.splitlines()[0] == (f"claims/ledger.yaml:{line}: claim no-source (factual): no source: attach a design "
+                                   "quote or a measured path, or strike it with a reason")
+    assert out.splitlines()[-1] == "Check failed: 1 of 4 claims"
+
+
+def test_quote_not_in_document_shows_closest_passage_and_line(project, capsys):
+    write_ledger(project, """\
+        - id: wrong-quote
+          output: readout
+          section: results
+          kind: factual
+          text: "Sparse search uses one library."
+          sources:
+            - design: {document: decisions.md, quote: "One library, Pyserini, for exact sparse search."}
+        """)
+    code, out, _ = run(capsys)
+    line = ledger_line(project, "wrong-quote")
+    assert code == 1
+    assert out.splitlines()[0] == (f"claims/ledger.yaml:{line}: claim wrong-quote (factual): quote not found in "
+                                   'design/decisions.md; closest (line 10): "One library, bm25s, for exact sparse '
+                                   'search."')
+
+
+def test_quote_found_across_line_break_reports_line_and_heading(project):
+    report = check_project(load_project(project))
+    evidence = report.result("rrf-constant").evidence[0]
+    assert (evidence.document, evidence.line, evidence.heading, evidence.quote) == (
+        "decisions.md", 5, "Fusion", "RRF with constant 60")
+
+
+def test_typo_in_results_path_lists_available_keys(project, capsys):
+    write_ledger(project, """\
+        - id: path-typo
+          output: readout
+          section: results
+          kind: performance
+          text: "Dense reaches nDCG@5 {dense:.3f}."
+          sources:
+            - measured:
+                values: {dense: "table[search=dense].nDGC@5"}
+        """)
+    code, out, _ = run(capsys)
+    line = ledger_line(project, "path-typo")
+    assert code == 1
+    assert out.splitlines()[0] == (
+        f"claims/ledger.yaml:{line}: claim path-typo (performance): path table[search=dense].nDGC@5 not found in "
+        "outputs/results.json: no key 'nDGC@5' at table[search=dense] (did you mean 'nDCG@5'?); available: "
+        "measured, model, nDCG@5, recall@5, recall@50, search")
+
+
+def test_unknown_row_selector_lists_row_names(project, capsys):
+    write_ledger(project, """\
+        - id: row-typo
+          output: readout
+          section: results
+          kind: performance
+          text: "Hybrid reaches {h:.2f}."
+          sources:
+            - measured:
+                values: {h: "table[search=hybird].nDCG@5"}
+        """)
+    code, out, _ = run(capsys)
+    assert code == 1
+    assert ("no element of table has search=hybird (did you mean 'hybrid'?); available search values: dense, "
+            "sparse, hybrid, hybrid+rerank") in out
+
+
+def test_typed_number_without_placeholder_exits_1(project, capsys):
+    write_ledger(project, """\
+        - id: typed-number
+          output: readout
+          section: results
+          kind: performance
+          text: "Dense reaches nDCG@5 0.55 on the sample."
+          sources:
+            - measured:
+                values: {dense: "table[search=dense].nDCG@5"}
+        """)
+    code, out, _ = run(capsys)
+    line = ledger_line(project, "typed-number")
+    assert code == 1
+    assert out.splitlines()[0] == (
+        f"claims/ledger.yaml:{line}: claim typed-number (performance): number 0.55 is typed by hand: no placeholder "
+        "or quoted design span accounts for it; it matches dense = 0.5512: write {dense:.2f}")
+
+
+def test_hand_typed_081_in_design_claim_exits_1(project, capsys):
+    write_ledger(project, """\
+        - id: typed-081
+          output: readout
+          section: results
+          kind: factual
+          text: "Hybrid uses RRF with constant 60 and scores 0.81."
+          sources:
+            - design: {document: decisions.md, quote: "RRF with constant 60"}
+        """)
+    code, out, _ = run(capsys)
+    assert code == 1
+    assert "claim typed-081 (factual): number 0.81 is typed by hand: no placeholder or quoted design span " \
+           "accounts for it\n" in out
+    assert "number 60" not in out
+
+
+@pytest.mark.parametrize("text, numbers", [
+    ("nDCG@5 and Recall@50 with BM25 and p95", []),
+    ("Sentence Transformers v6.0.0 and all-MiniLM-L6-v2 wrote results-300.json", []),
+    ("`top_k` and https://example.org/2026/11/x are not prose", []),
+    ("a typed number in a code span still counts: `0.42`", ["0.42"]),
+    ("identifiers T-03, D-010, S-012 and IDX-L03-001 are labels", []),
+    ("20 queries, 0.81, 60, 2030, 11.1 million and 10,000 claims.", ["20", "0.81", "60", "2030", "11.1", "10,000"]),
+    ("top-50 lists on 18 August 2026.", ["50", "18", "2026"]),
+])
+def test_number_rule_separates_numbers_from_labels(text, numbers):
+    assert number_tokens(text) == numbers
+
+
+def test_false_predicate_reports_expected_and_found(project, capsys):
+    write_ledger(project, """\
+        - id: sparse-wins
+          output: readout
+          section: results
+          kind: evaluative
+          text: "Sparse beats dense on nDCG@5."
+          sources:
+            - measured:
+                values: {sparse: "table[search=sparse].nDCG@5", dense: "table[search=dense].nDCG@5"}
+                predicate: "sparse > dense"
+        """)
+    code, out, _ = run(capsys)
+    line = ledger_line(project, "sparse-wins")
+    assert code == 1
+    assert out.splitlines()[0] == (f"claims/ledger.yaml:{line}: claim sparse-wins (evaluative): predicate false: "
+                                   "expected sparse > dense, found dense=0.5512, sparse=0.52")
+
+
+def test_evaluative_claim_without_predicate_exits_1(project, capsys):
+    write_ledger(project, """\
+        - id: no-predicate
+          output: readout
+          section: results
+          kind: evaluative
+          text: "Hybrid is the better row at {h:.3f}."
+          sources:
+            - measured:
+                values: {h: "table[search=hybrid].nDCG@5"}
+        """)
+    code, out, _ = run(capsys)
+    assert code == 1
+    assert "claim no-predicate (evaluative): evaluative claim cites measured values without a predicate" in out
+
+
+def test_claim_about_unmeasured_row_exits_1(project, capsys):
+    write_ledger(project, """\
+        - id: rerank-quality
+          output: readout
+          section: results
+          kind: performance
+          text: "Reranking reaches nDCG@5 {rerank:.3f}."
+          sources:
+            - measured:
+                values: {rerank: "table[search=hybrid+rerank].nDCG@5"}
+        """)
+    code, out, _ = run(capsys)
+    line = ledger_line(project, "rerank-quality")
+    assert code == 1
+    assert out.splitlines()[0] == (f"claims/ledger.yaml:{line}: claim rerank-quality (performance): rerank = "
+                                   "table[search=hybrid+rerank].nDCG@5: row hybrid+rerank was not measured: "
+                                   "no cross-encoder offline")
+
+
+def test_null_value_is_not_measured(project, capsys):
+    write_ledger(project, """\
+        - id: p95
+          output: readout
+          section: cost
+          kind: performance
+          text: "Rerank p95 is {p95:.1f} ms."
+          sources:
+            - measured:
+                values: {p95: p95_rerank_milliseconds}
+        """)
+    code, out, _ = run(capsys)
+    assert code == 1
+    assert "claim p95 (performance): p95 = p95_rerank_milliseconds: p95_rerank_milliseconds is null (not measured)" \
+        in out
+
+
+def test_claim_that_row_was_not_measured_traces(project):
+    result = check_project(load_project(project)).result("rerank-not-measured")
+    assert result.traceable
+    assert result.rendered_text == "The rerank row was not measured: no cross-encoder offline."
+
+
+def test_rendered_text_and_evidence_for_measured_claim(project):
+    result = check_project(load_project(project)).result("hybrid-beats-dense")
+    assert result.rendered_text == "Hybrid reaches nDCG@5 0.603 against dense 0.551."
+    assert [(e.name, e.path, e.value, e.formatted, e.predicate_holds) for e in result.evidence] == [
+        ("hybrid", "table[search=hybrid].nDCG@5", 0.6034, "0.603", True),
+        ("dense", "table[search=dense].nDCG@5", 0.5512, "0.551", True)]
+
+
+def test_quoted_key_with_dot_reaches_manifest(project):
+    write_ledger(project, """\
+        - id: manifest-hash
+          output: readout
+          section: provenance
+          kind: factual
+          text: "The corpus hash is {sha}."
+          sources:
+            - measured:
+                values: {sha: 'manifest.inputs["corpus.jsonl"].sha256'}
+        """)
+    assert check_project(load_project(project)).result("manifest-hash").rendered_text == "The corpus hash is ab12."
+
+
+def test_struck_claim_counts_in_total_not_in_current_untraceable(project, capsys):
+    write_ledger(project, """\
+        - id: rerank-pays
+          output: readout
+          section: verdict
+          kind: evaluative
+          text: "The reranker pays for itself."
+          status: struck
+          strike_reason: "the rerank row was not measured"
+          strike_display: omit
+        """)
+    code, out, _ = run(capsys)
+    assert code == 0
+    assert out == ("Trace score: untraceable claims / total claims = 0/4 (1 struck); first draft 1/4.\n"
+                   "By output: aar 0/1, readout 0/3; by kind: factual 0/2, evaluative 0/2.\n"
+                   "All 3 active claims trace (1 of 4 struck).\n")
+    report = check_project(load_project(project))
+    assert report.by_output == {"aar": (0, 1), "readout": (0, 3)}
+    assert report.result("rerank-pays").claim.strike_display == "omit"
+
+
+def test_first_draft_history_appended_once_per_ledger_hash(project, capsys):
+    history = project / "claims" / "trace-history.jsonl"
+    write_ledger(project, """\
+        - id: no-source
+          output: aar
+          section: why
+          kind: factual
+          text: "Nothing supports this."
+        """)
+    assert run(capsys)[0] == 1
+    assert run(capsys)[0] == 1
+    entries = [json.loads(line) for line in history.read_text().splitlines()]
+    assert [(e["untraceable"], e["struck"], e["total"]) for e in entries] == [(1, 0, 4)]
+    first = history.read_bytes()
+    # cleaning: strike the claim; a new ledger hash appends a second entry and keeps the first
+    text = (project / "claims" / "ledger.yaml").read_text().replace(
+        'text: "Nothing supports this."', 'text: "Nothing supports this."\n    status: struck\n'
+        '    strike_reason: "no evidence"')
+    (project / "claims" / "ledger.yaml").write_text(text)
+    code, out, _ = run(capsys)
+    assert code == 0
+    assert "= 0/4 (1 struck); first draft 1/4." in out
+    assert history.read_bytes().startswith(first)
+    assert len(history.read_text().splitlines()) == 2
+    run(capsys)
+    assert len(history.read_text().splitlines()) == 2
+
+
+def test_no_record_writes_no_history(project, capsys):
+    history = project / "claims" / "trace-history.jsonl"
+    history.unlink(missing_ok=True)
+    assert run(capsys, "--no-record")[0] == 0
+    assert not history.exists()
+
+
+def test_checker_leaves_inputs_byte_identical(project, capsys):
+    run(capsys)    # records the history for this ledger hash
+    files = [p for p in sorted(project.rglob("*")) if p.is_file()]
+    before = {p: p.read_bytes() for p in files}
+    write_ledger(project, """\
+        - id: rerank-quality
+          output: readout
+          section: results
+          kind: performance
+          text: "Reranking reaches nDCG@5 {rerank:.3f}."
+          sources:
+            - measured:
+                values: {rerank: "table[search=hybrid+rerank].nDCG@5"}
+        """)
+    ledger_bytes = (project / "claims" / "ledger.yaml").read_bytes()
+    run(capsys)
+    run(capsys, "--format", "json")
+    after = {p: p.read_bytes() for p in sorted(project.rglob("*")) if p.is_file()}
+    history = project / "claims" / "trace-history.jsonl"
+    assert set(after) == set(before)
+    for path in before:
+        if path.name == "ledger.yaml":
+            assert after[path] == ledger_bytes
+        elif path != history:
+            assert after[path] == before[path], path
+    assert after[history].startswith(before[history])
+
+
+def test_json_format(project, capsys):
+    code, out, _ = run(capsys, "--format", "json")
+    data = json.loads(out)
+    assert code == 0
+    assert (data["ok"], data["untraceable"], data["total"], data["first_draft"]) == (
+        True, 0, 3, {"untraceable": 0, "total": 3})
+    assert data["by_kind"] == {"factual": {"untraceable": 0, "total": 2}, "evaluative": {"untraceable": 0, "total": 1}}
+    claim = data["claims"][1]
+    assert claim["id"] == "hybrid-beats-dense" and claim["rendered_text"].startswith("Hybrid reaches nDCG@5 0.603")
+    assert claim["evidence"][0]["value"] == 0.6034
+    assert list(data["inputs_sha256"]) == ["results.json"]
+
+
+def test_github_format(project, capsys):
+    write_ledger(project, """\
+        - id: no-source
+          output: aar
+          section: why
+          kind: factual
+          text: "Nothing supports this."
+        """)
+    code, out, _ = run(capsys, "--format", "github")
+    line = ledger_line(project, "no-source")
+    assert code == 1
+    assert out.splitlines()[0] == (f"::error file=claims/ledger.yaml,line={line},title=claim no-source (factual)::"
+                                   "no source: attach a design quote or a measured path, or strike it with a reason")
+    assert out.splitlines()[-1] == "Check failed: 1 of 4 claims"
+
+
+def test_malformed_yaml_exits_2_with_line(project, capsys):
+    (project / "claims" / "ledger.yaml").write_text("version: 1\nclaims:\n  - id: a\n    text: [unclosed\n")
+    code, out, err = run(capsys)
+    assert code == 2
+    assert out == ""
+    assert err.startswith("Error: claims/ledger.yaml:")
+    assert "not valid YAML" in err
+    assert err.count("\n") == 1
+
+
+def test_missing_results_file_exits_2(project, capsys):
+    (project / "outputs" / "results.json").unlink()
+    code, _, err = run(capsys)
+    assert code == 2
+    assert err.startswith("Error: outputs/results.json: results file not found (cited by claim hybrid-beats-dense")
+
+
+def test_invalid_results_json_exits_2_with_line(project, capsys):
+    (project / "outputs" / "results.json").write_text('{\n  "documents": 1,\n  oops\n}\n')
+    code, _, err = run(capsys)
+    assert code == 2
+    assert err.startswith("Error: outputs/results.json:3: not valid JSON")
+
+
+def test_design_document_edited_after_freeze_exits_1(project, capsys):
+    with open(project / "design" / "decisions.md", "a") as handle:
+        handle.write("\nA late edit.\n")
+    code, out, _ = run(capsys)
+    assert code == 1
+    assert "design/decisions.md: changed since the freeze (sha256 " in out
+    assert "renew the freeze with `readout freeze` if the change is deliberate" in out
+    assert out.splitlines()[-1] == "Check failed: design freeze broken (1 problem)"
+    assert main(["freeze"]) == 0
+    assert run(capsys)[0] == 0
+
+
+def test_design_document_added_or_removed_after_freeze_exits_1(project, capsys):
+    (project / "design" / "extra.md").write_text("# Extra\n")
+    code, out, _ = run(capsys)
+    assert code == 1 and "design/extra.md: added after the freeze" in out
+    (project / "design" / "extra.md").unlink()
+    (project / "design" / "decisions.md").rename(project / "design" / "renamed.md")
+    code, out, _ = run(capsys)
+    assert code == 1
+    assert "design/decisions.md: removed after the freeze" in out
+    assert "design/renamed.md: added after the freeze" in out
+
+
+def test_document_name_with_dotdot_exits_2(project, capsys):
+    write_ledger(project, """\
+        - id: escape
+          output: readout
+          section: results
+          kind: factual
+          text: "Outside."
+          sources:
+            - design: {document: ../readout.yaml, quote: "title"}
+        """)
+    code, out, err = run(capsys)
+    line = ledger_line(project, "escape")
+    assert code == 2
+    assert out == ""
+    assert err == (f"Error: claims/ledger.yaml:{line + 6}: document: claim escape: document '../readout.yaml' must "
+                   "be a relative name inside design/ (no '..', no absolute path)\n")
+
+
+def test_absolute_document_name_exits_2(project, capsys):
+    write_ledger(project, """\
+        - id: escape
+          output: readout
+          section: results
+          kind: factual
+          text: "Outside."
+          sources:
+            - design: {document: /etc/passwd, quote: "root"}
+        """)
+    assert run(capsys)[0] == 2
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks")
+def test_design_symlink_out_of_design_exits_2(project, capsys, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("secret\n")
+    (project / "design" / "linked.md").symlink_to(outside)
+    code, _, err = run(capsys)
+    assert code == 2
+    assert err == "Error: design/linked.md: resolves outside design/ (a link out); design documents must live " \
+                  "inside design/\n"
+
+
+def test_missing_design_document_is_untraceable(project, capsys):
+    write_ledger(project, """\
+        - id: missing-doc
+          output: readout
+          section: results
+          kind: factual
+          text: "Gone."
+          sources:
+            - design: {document: topology.md, quote: "flowchart"}
+        """)
+    code, out, _ = run(capsys)
+    assert code == 1
+    assert "claim missing-doc (factual): document design/topology.md not found; design documents: decisions.md" in out
+
+
+def test_check_does_not_import_heavy_libraries(project):
+    code = ("import sys; from generator.cli import main; rc = main(['check', '--no-record']); "
+            "print([m for m in ('torch', 'sentence_transformers', 'bm25s') if m in sys.modules], rc)")
+    env = dict(os.environ, PYTHONPATH=str(REPOSITORY))
+    completed = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, env=env,
+                               timeout=60)
+    assert completed.stdout.splitlines()[-1] == "[] 0"
+
+
+def test_by_output_and_kind_count_untraceable_active_claims(project, capsys):
+    write_ledger(project, """\
+        - id: no-source
+          output: teachback
+          section: rows
+          kind: causal
+          text: "Nothing supports this."
+        """)
+    code, out, _ = run(capsys)
+    assert code == 1
+    assert out.splitlines()[-2] == ("By output: teachback 1/1, aar 0/1, readout 0/2; "
+                                    "by kind: factual 0/2, causal 1/1, evaluative 0/1.")
+
+
+def test_shipped_project_checks_clean_without_writing(monkeypatch, capsys):
+    monkeypatch.chdir(REPOSITORY)
+    tracked = [REPOSITORY / "claims" / name for name in ("ledger.yaml", "trace-history.jsonl", "design-freeze.json")]
+    before = [path.read_bytes() for path in tracked]
+    code, out, _ = run(capsys, "--no-record")
+    assert code == 0, out
+    assert out.splitlines()[-1].startswith("All ")
+    assert [path.read_bytes() for path in tracked] == before
+
+
+def test_shipped_first_draft_is_kept_and_matches_history():
+    from generator.fileio import sha256_file
+
+    first = json.loads((REPOSITORY / "claims" / "trace-history.jsonl").read_text().splitlines()[0])
+    assert sha256_file(REPOSITORY / "claims" / "ledger.first-draft.yaml") == first["ledger_sha256"]
+    assert (first["untraceable"] + first["struck"], first["total"]) == \
+        check_project(load_project(REPOSITORY)).first_draft
+
+
+def test_results_file_outside_outputs_exits_2(project, capsys):
+    write_ledger(project, """\
+        - id: escape
+          output: readout
+          section: results
+          kind: factual
+          text: "Outside {x}."
+          sources:
+            - measured:
+                file: ../readout.yaml
+                values: {x: title}
+        """)
+    code, _, err = run(capsys)
+    assert code == 2
+    assert "file: claim escape: file '../readout.yaml' must be a relative name inside outputs/" in err
+
+
+def test_section_not_declared_in_readout_yaml_exits_2(project, capsys):
+    (project / "readout.yaml").write_text("title: Fixture\nkind: beir\noutputs:\n  readout:\n    sections:\n"
+                                          "      - {id: results, title: Results}\n  aar:\n    sections: [{id: happened, title: Happened}]\n")
+    write_ledger(project, """\
+        - id: misplaced
+          output: readout
+          section: verdict
+          kind: factual
+          text: "Hybrid fuses both lists with RRF constant 60."
+          sources:
+            - design: {document: decisions.md, quote: "RRF with constant 60"}
+        """)
+    code, _, err = run(capsys)
+    line = ledger_line(project, "misplaced")
+    assert code == 2
+    assert err == (f"Error: claims/ledger.yaml:{line + 2}: section: claim misplaced: section 'verdict' is not declared "
+                   "for output readout in readout.yaml; choose one of results\n")

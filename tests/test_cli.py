@@ -1,0 +1,72 @@
+"""The CLI contract: one exception map, one line per error, exit 2 for anything unexpected, the
+traceback only on request, and every command documented."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator import cli
+from generator.cli import COMMANDS, EXCEPTION_EXIT_CODES, exit_code_for, main
+from generator.errors import InputError
+from generator.fileio import reading
+
+
+def _explode(project, **options):
+    with reading("claims/ledger.yaml"):
+        raise ZeroDivisionError("division by zero")
+
+
+@pytest.fixture
+def exploding_check(monkeypatch, repository):
+    """`readout check` whose library call fails in a way no code path expects."""
+    monkeypatch.setattr(cli, "check_project", _explode)
+    monkeypatch.chdir(repository)
+
+
+def test_an_unexpected_error_is_one_line_naming_the_file_with_exit_2(exploding_check, capsys, monkeypatch):
+    monkeypatch.delenv("READOUT_DEBUG", raising=False)
+    assert main(["check"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("Error: claims/ledger.yaml: unexpected ZeroDivisionError: division by zero "
+                   "(run with --debug or READOUT_DEBUG=1 for the traceback)\n")
+
+
+def test_debug_flag_adds_the_traceback(exploding_check, capsys):
+    assert main(["--debug", "check"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "ZeroDivisionError" in err
+    assert err.splitlines()[-1].startswith("Error: claims/ledger.yaml: unexpected ZeroDivisionError")
+
+
+def test_readout_debug_environment_variable_adds_the_traceback(exploding_check, capsys, monkeypatch):
+    monkeypatch.setenv("READOUT_DEBUG", "1")
+    assert main(["check"]) == 2
+    assert "Traceback (most recent call last)" in capsys.readouterr().err
+
+
+def test_a_recursion_error_says_the_input_is_nested_too_deeply():
+    error = RecursionError("maximum recursion depth exceeded while calling a Python object")
+    error.readout_path = "outputs/results.json"
+    assert cli.error_line(error) == ("Error: outputs/results.json: unexpected RecursionError: input nested too "
+                                     "deeply (run with --debug or READOUT_DEBUG=1 for the traceback)")
+
+
+def test_the_exception_map_gives_2_for_input_and_anything_unexpected_and_130_for_interrupts():
+    assert exit_code_for(InputError("bad", path="x")) == 2
+    assert exit_code_for(ValueError("surprise")) == 2
+    assert exit_code_for(KeyboardInterrupt()) == 130
+    assert [code for _, code in EXCEPTION_EXIT_CODES] == [130, 2, 2]
+
+
+def test_a_known_input_error_keeps_its_own_message(capsys, tmp_path):
+    assert main(["check", str(tmp_path / "nowhere")]) == 2
+    assert capsys.readouterr().err.startswith("Error: ")
+
+
+def test_every_command_has_help_and_a_summary(capsys):
+    for name, summary, _configure, _run in COMMANDS:
+        assert summary and summary[0].islower()
+        with pytest.raises(SystemExit) as stop:
+            main([name, "--help"])
+        assert stop.value.code == 0
+        assert summary[0].upper() + summary[1:] in capsys.readouterr().out
