@@ -1,5 +1,11 @@
 """The results document that the evaluation stage (or the sandbox) writes and everything else
-reads: its file name, reading it, and the paths that name one value inside it.
+reads: its file name, its seal, reading it, and the paths that name one value inside it.
+
+The seal: a results file written by `readout evaluate` or `readout sandbox` carries
+`manifest.seal = {"sha256": ..., "writer": ...}`, the sha256 of the canonical JSON of the whole
+document without the seal (sorted keys, no spaces, UTF-8). Only sealed files can be cited by a
+claim. A seal is not a signature (anyone can recompute it), so the checker also re-derives every
+figure from the run files and judgements the file names (generator.claims.rederive).
 
 A path: parse `table[search=hybrid].nDCG@5` and walk a JSON value with it. Syntax (one path names one JSON value)::
 
@@ -23,7 +29,9 @@ its identity (`search`, `measured`, `not_measured_reason`) is refused, and so is
 
 from __future__ import annotations
 
+import copy
 import difflib
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -35,6 +43,9 @@ from generator.fileio import display_path, sha256_bytes
 
 # The release sample's results; also the file a measured source cites when it names none.
 RESULTS_NAME = "results.json"
+SEAL_KEY = "seal"
+# Bounds on what a results file may be; beyond them it is an input error, never a crash.
+MAX_RESULTS_BYTES = 256 * 1024 * 1024
 
 # Fields of a not-measured row that a claim may cite: they say *that* it was not measured.
 ROW_IDENTITY_KEYS = frozenset({"search", "measured", "not_measured_reason"})
@@ -244,11 +255,52 @@ class Results:
     data: dict[str, Any]
 
 
+def canonical_bytes(data: Any) -> bytes:
+    """The bytes a seal hashes: sorted keys, no insignificant spaces, NaN refused."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+def _unsealed(data: dict[str, Any]) -> dict[str, Any]:
+    unsealed = copy.copy(data)
+    manifest = dict(unsealed.get("manifest") or {})
+    manifest.pop(SEAL_KEY, None)
+    unsealed["manifest"] = manifest
+    return unsealed
+
+
+def seal(data: dict[str, Any], writer: str) -> dict[str, Any]:
+    """A copy of `data` with `manifest.seal` set; `writer` names the command that wrote it."""
+    sealed = _unsealed(data)
+    digest = hashlib.sha256(canonical_bytes(sealed)).hexdigest()
+    sealed["manifest"] = {**sealed["manifest"], SEAL_KEY: {"sha256": digest, "writer": writer}}
+    return sealed
+
+
+def seal_problem(data: Any) -> str | None:
+    """None when `data` carries a seal that matches its content; otherwise why not."""
+    manifest = data.get("manifest") if isinstance(data, dict) else None
+    recorded = manifest.get(SEAL_KEY) if isinstance(manifest, dict) else None
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("sha256"), str):
+        return ("not sealed: only files written by `readout evaluate` or `readout sandbox` can be cited "
+                "(no manifest.seal)")
+    try:
+        digest = hashlib.sha256(canonical_bytes(_unsealed(data))).hexdigest()
+    except ValueError:
+        return "holds NaN or an infinity, which a sealed file never does"
+    if digest != recorded["sha256"]:
+        return (f"seal broken: the content hashes to {digest[:12]}, the seal says {recorded['sha256'][:12]}; "
+                "the file was changed after the tool wrote it")
+    return None
+
+
 def read_results(path: Path, name: str | None = None, *,
                  missing: str = "missing: run `readout evaluate` to write it") -> Results:
     """Read and parse one results file; every problem is an InputError naming the file."""
     shown = display_path(path)
     try:
+        if Path(path).stat().st_size > MAX_RESULTS_BYTES:
+            raise InputError(f"larger than {MAX_RESULTS_BYTES // (1024 * 1024)} MB: not a results file", path=shown)
         raw = Path(path).read_bytes()
     except FileNotFoundError:
         raise InputError(missing, path=shown) from None
@@ -263,6 +315,8 @@ def read_results(path: Path, name: str | None = None, *,
                          line=error.lineno) from None
     except RecursionError:
         raise InputError("JSON nested too deeply to be a results file", path=shown) from None
+    except ValueError as error:  # an integer too long to convert, for one
+        raise InputError(f"not a results file: {str(error)[:120]}", path=shown) from None
     if not isinstance(data, dict):
         raise InputError("expected a JSON object", path=shown, line=1)
     return Results(name=name or Path(path).name, path=Path(path), sha256=sha256_bytes(raw), data=data)

@@ -13,6 +13,7 @@ first-draft history entry.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import random
 import shutil
@@ -92,44 +93,66 @@ The cross-encoder reorders the same 50 candidates; nothing enters or leaves.
 """
 
 
-def _row(search, r5, r50, n5, dense=(0.61, 0.88, 0.5512), ci=True):
-    deltas = {"recall@5": r5 - dense[0], "recall@50": r50 - dense[1], "nDCG@5": n5 - dense[2]}
-    row = {"search": search, "measured": True, "model": f"{search}-model", "recall@5": r5, "recall@50": r50,
-           "nDCG@5": n5, "delta_recall@5_vs_dense": deltas["recall@5"],
-           "delta_recall@50_vs_dense": deltas["recall@50"], "delta_nDCG@5_vs_dense": deltas["nDCG@5"]}
-    if ci:
-        row["paired_vs_dense"] = {metric: {"delta": delta, "ci95_low": delta - 0.05, "ci95_high": delta + 0.04,
-                                           "p_value": 0.3, "wins": 3, "ties": 15, "losses": 2}
-                                  for metric, delta in deltas.items()}
-    return row
+FIXTURE_QUERIES = [f"q{number:02d}" for number in range(1, 21)]
 
 
-RESULTS = {
-    "documents": 5183,
-    "queries": 20,
-    "candidate_depth": 50,
-    "query_set": "sample",
-    "table": [
-        _row("dense", 0.61, 0.88, 0.5512),
-        _row("sparse", 0.58, 0.85, 0.52),
-        _row("hybrid", 0.66, 0.9, 0.6034),
-        {"search": "hybrid+rerank", "measured": False, "not_measured_reason": "no cross-encoder offline",
-         "model": "BAAI/bge-reranker-v2-m3", "recall@5": None, "recall@50": None, "nDCG@5": None,
-         "delta_recall@5_vs_dense": None, "delta_recall@50_vs_dense": None, "delta_nDCG@5_vs_dense": None},
-    ],
-    "same_50_rows_after_rerank": None,
-    "p95_rerank_milliseconds": None,
-    "manifest": {
-        "inputs": {"corpus.jsonl": {"sha256": "ab12" * 16, "bytes": 10}},
-        "parameters": {"candidate_depth": 50},
-        "models": {"dense": {"name": "sentence-transformers/all-MiniLM-L6-v2", "path": "/site-packages/x",
-                             "weights_sha256": "cd34" * 16},
-                   "rerank": {"name": "BAAI/bge-reranker-v2-m3", "path": None, "weights_sha256": None}},
-        "packages": {"sentence-transformers": "6.2.0", "torch": "2.13.0"},
-        "platform": "Linux-x86_64", "threads": 2,
-        "started_at": "2026-11-30T08:00:00Z", "finished_at": "2026-11-30T08:03:00Z",
-    },
-}
+def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | None = None):
+    """A small, real evaluation: 20 queries over 40 documents, seeded rankings for dense, sparse
+    and hybrid (hybrid the best on nDCG@5), the rerank row not measured unless times are given
+    (then it reorders hybrid's candidates). `hybrid_variant` makes another, still consistent run."""
+    from generator.evaluate.pipeline import Evaluation
+    from generator.evaluate.scoring import RowRun, rerank_summary, score_rows
+
+    rng = random.Random(20261130 + hybrid_variant)
+    documents = [f"d{number:02d}" for number in range(40)]
+    judgements, rankings = {}, {"dense": {}, "sparse": {}, "hybrid": {}}
+    for query in FIXTURE_QUERIES:
+        relevant = rng.sample(documents, 2)
+        judgements[query] = {doc: 1 for doc in relevant}
+        for row, boost in (("dense", 0.45), ("sparse", 0.35), ("hybrid", 0.7 + 0.05 * hybrid_variant)):
+            others = [doc for doc in documents if doc not in relevant]
+            ranked = rng.sample(others, 10)
+            for doc in relevant:
+                if rng.random() < boost:
+                    ranked.insert(rng.randrange(0, 5), doc)
+                elif rng.random() < 0.5:
+                    ranked.insert(rng.randrange(5, len(ranked)), doc)
+            rankings[row][query] = [(doc, round(1.0 - rank / 100, 4)) for rank, doc in enumerate(ranked)]
+    rerank = None
+    if rerank_milliseconds is not None:
+        rerank = {q: sorted(rankings["hybrid"][q], key=lambda item: (item[0] not in judgements[q], item[0]))
+                  for q in FIXTURE_QUERIES}
+        rerank = {q: [(doc, round(1.0 - rank / 100, 4)) for rank, (doc, _) in enumerate(ranked)]
+                  for q, ranked in rerank.items()}
+        rankings["hybrid+rerank"] = rerank
+    rows = [RowRun("dense", "dense-model", rankings["dense"]), RowRun("sparse", "sparse-model", rankings["sparse"]),
+            RowRun("hybrid", "hybrid-model", rankings["hybrid"]),
+            RowRun("hybrid+rerank", "BAAI/bge-reranker-v2-m3", rerank, None if rerank else "no cross-encoder offline")]
+    scored = score_rows(rows, judgements, FIXTURE_QUERIES, bootstrap_resamples=500, seed=20261130)
+    results = {
+        "documents": len(documents), "queries": len(FIXTURE_QUERIES), "query_set": "sample", "candidate_depth": 50,
+        **scored, **rerank_summary(rankings["hybrid"], rerank, rerank_milliseconds, FIXTURE_QUERIES),
+        "runs": {row: f"runs/{row.replace('+', '-')}.trec" for row in rankings},
+        "manifest": {
+            "inputs": {"corpus.jsonl": {"sha256": "ab12" * 16, "bytes": 10}},
+            "parameters": {"candidate_depth": 50}, "query_ids": FIXTURE_QUERIES, "per_query_key": "per_query",
+            "models": {"dense": {"name": "sentence-transformers/all-MiniLM-L6-v2", "weights_sha256": "cd34" * 16},
+                       "rerank": {"name": "BAAI/bge-reranker-v2-m3",
+                                  "weights_sha256": "ef56" * 16 if rerank_milliseconds else None}},
+            "packages": {"sentence-transformers": "6.2.0", "torch": "2.13.0"},
+            "platform": "Linux-x86_64", "threads": 2,
+            "started_at": "2026-11-30T08:00:00Z", "finished_at": "2026-11-30T08:03:00Z"},
+    }
+    return Evaluation(results=results, rankings=rankings, judgements=judgements)
+
+
+def write_fixture_results(outputs_dir: Path, **variant) -> dict:
+    """Write a sealed results.json with its run files and judgements; returns what was written."""
+    from generator.evaluate.pipeline import write_sealed_results
+
+    path = write_sealed_results(outputs_dir / "results.json", outputs_dir / "runs", fixture_evaluation(**variant))
+    return json.loads(path.read_text(encoding="utf-8"))
+
 
 CLAIMS = """\
   - id: verdict-hybrid
@@ -147,7 +170,7 @@ CLAIMS = """\
     kind: factual
     text: "Hybrid fuses both lists with RRF constant 60."
     sources:
-      - design: {document: decisions.md, quote: "RRF with constant 60"}
+      - design: {document: decisions.md, quote: "Hybrid uses RRF with constant 60 over both top-50 lists."}
   - id: rerank-not-measured
     output: readout
     section: cost
@@ -164,7 +187,7 @@ CLAIMS = """\
     kind: performance
     text: "Reranking adds 12 ms per query."
     status: struck
-    strike_reason: "typed by hand; the rerank row was not measured"
+    strike_reason: "typed by hand, and the rerank row was not measured"
     strike_display: strike
   - id: omitted-guess
     output: readout
@@ -180,7 +203,7 @@ CLAIMS = """\
     kind: factual
     text: "The cross-encoder reorders the *same* candidates; nothing enters or leaves."
     sources:
-      - design: {document: decisions.md, quote: "nothing enters or leaves"}
+      - design: {document: decisions.md, quote: "The cross-encoder reorders the same 50 candidates; nothing enters or leaves."}
   - id: happened-hybrid
     output: aar
     section: happened
@@ -191,8 +214,9 @@ CLAIMS = """\
           values: {hybrid: "table[search=hybrid].nDCG@5"}
 """
 
-FIRST_DRAFT = {"checked_at": "2026-11-30T07:00:00Z", "ledger_sha256": "0" * 64, "untraceable": 4,
-               "struck": 0, "total": 7}
+# The first check of the fixture's first draft: 2 of its 5 active claims did not trace, 2 were struck.
+FIRST_DRAFT = {"checked_at": "2026-11-30T07:00:00Z", "untraceable": 2, "struck": 2, "total": 7,
+               "previous_sha256": "genesis"}
 
 
 def ledger_text(extra: str = "") -> str:
@@ -201,7 +225,7 @@ def ledger_text(extra: str = "") -> str:
         "  " + line if line.strip() else line for line in extra.splitlines(keepends=True))
 
 
-def _make_project(root: Path, *, extra_claims: str = "", results=None, outputs=None,
+def _make_project(root: Path, *, extra_claims: str = "", results: dict | None = None, outputs=None,
                   own_templates: bool = False) -> Path:
     """Write a fixture project at `root` and freeze its design; returns root."""
     (root / "design").mkdir(parents=True)
@@ -211,10 +235,12 @@ def _make_project(root: Path, *, extra_claims: str = "", results=None, outputs=N
               "outputs": copy.deepcopy(outputs if outputs is not None else ROOT_CONFIG["outputs"])}
     (root / "readout.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     (root / "design" / "decisions.md").write_text(DECISIONS, encoding="utf-8")
-    (root / "outputs" / "results.json").write_text(
-        json.dumps(results if results is not None else RESULTS, indent=2), encoding="utf-8")
+    write_fixture_results(root / "outputs", **(results or {}))
     (root / "claims" / "ledger.yaml").write_text(ledger_text(extra_claims), encoding="utf-8")
-    (root / "claims" / "trace-history.jsonl").write_text(json.dumps(FIRST_DRAFT) + "\n", encoding="utf-8")
+    first_draft = ledger_text().encode("utf-8")
+    (root / "claims" / "ledger.first-draft.yaml").write_bytes(first_draft)
+    entry = {**FIRST_DRAFT, "ledger_sha256": hashlib.sha256(first_draft).hexdigest()}
+    (root / "claims" / "trace-history.jsonl").write_text(json.dumps(entry, sort_keys=True) + "\n", encoding="utf-8")
     if own_templates:
         shutil.copytree(REPOSITORY_ROOT / "templates", root / "templates")
     freeze_project(load_project(root))
@@ -225,14 +251,15 @@ def _make_project(root: Path, *, extra_claims: str = "", results=None, outputs=N
 
 @pytest.fixture(name="make_project")
 def make_project_fixture():
-    """A factory: `make_project(root, extra_claims="", results=None, outputs=None, own_templates=False)`."""
+    """A factory: `make_project(root, extra_claims="", results=None, outputs=None, own_templates=False)`;
+    `results` holds keyword arguments of `fixture_evaluation` (a variant of the sealed results)."""
     return _make_project
 
 
-@pytest.fixture
-def fixture_results() -> dict:
-    """A fresh copy of the fixture project's results.json content."""
-    return copy.deepcopy(RESULTS)
+@pytest.fixture(name="write_fixture_results")
+def write_fixture_results_fixture():
+    """A factory: `write_fixture_results(outputs_dir, hybrid_variant=0, rerank_milliseconds=None)`."""
+    return write_fixture_results
 
 
 @pytest.fixture(scope="session")

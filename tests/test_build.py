@@ -25,7 +25,7 @@ def beir_project(tmp_path, monkeypatch, make_project):
 
 
 @pytest.fixture
-def fake_evaluation(monkeypatch, fixture_results):
+def fake_evaluation(monkeypatch, write_fixture_results):
     """Replace the evaluation stage: `fake_evaluation(current, why)` returns the list of calls."""
 
     def install(current: bool, why: str) -> list:
@@ -37,9 +37,7 @@ def fake_evaluation(monkeypatch, fixture_results):
 
         def run_and_write(options, log=print):
             calls.append(("evaluate", options.outputs_dir.parent.name))
-            results = json.loads(json.dumps(fixture_results))
-            results["table"][2]["nDCG@5"] = 0.6099  # a fresh run: the verdict claim must pick it up
-            (options.outputs_dir / "results.json").write_text(json.dumps(results, indent=2))
+            write_fixture_results(options.outputs_dir, hybrid_variant=1)  # a fresh run with other numbers
             log("evaluated (fake)")
             return options.outputs_dir / "results.json"
 
@@ -57,17 +55,21 @@ def test_build_skips_evaluation_when_inputs_and_parameters_are_unchanged(beir_pr
     assert calls == [("current?", "p")]
     assert out.splitlines()[0] == "results: up to date (inputs and parameters unchanged); evaluation skipped"
     assert "wrote outputs/readout.html" in out
-    assert "0.603 against dense 0.551" in (beir_project / "outputs" / "readout.html").read_text()
+    hybrid, dense = _ndcg(beir_project, "hybrid"), _ndcg(beir_project, "dense")
+    assert f"{hybrid:.3f} against dense {dense:.3f}" in (beir_project / "outputs" / "readout.html").read_text()
 
 
 def test_build_evaluates_when_inputs_changed_then_renders_the_new_numbers(beir_project, fake_evaluation, capsys):
     calls = fake_evaluation(False, "input files changed")
+    before = _ndcg(beir_project, "hybrid")
     assert main(["build"]) == 0
     out = capsys.readouterr().out
     assert calls == [("current?", "p"), ("evaluate", "p")]
     assert out.splitlines()[:2] == ["results: evaluating (input files changed)", "evaluated (fake)"]
     html = (beir_project / "outputs" / "readout.html").read_text()
-    assert "Hybrid reaches nDCG@5 0.610 against dense 0.551." in html
+    hybrid, dense = _ndcg(beir_project, "hybrid"), _ndcg(beir_project, "dense")
+    assert f"{hybrid:.3f}" != f"{before:.3f}"  # the fake run changed the figure the verdict shows
+    assert f"Hybrid reaches nDCG@5 {hybrid:.3f} against dense {dense:.3f}." in html
     assert main(["render", "--check"]) == 0
 
 
@@ -81,7 +83,12 @@ def test_build_stops_when_the_check_fails(beir_project, fake_evaluation, capsys)
     assert not (beir_project / "outputs" / "readout.html").exists()
 
 
-def test_results_are_current_compares_the_manifest_with_todays_inputs(tmp_path, small_dataset, make_project, fixture_results):
+def _ndcg(root, row: str) -> float:
+    table = json.loads((root / "outputs" / "results.json").read_text())["table"]
+    return next(entry["nDCG@5"] for entry in table if entry["search"] == row)
+
+
+def test_results_are_current_compares_the_manifest_with_todays_inputs(tmp_path, small_dataset, make_project):
     """The real comparison the build relies on (the lead's evaluation module): a changed input
     file or parameter makes the results out of date."""
     from generator.evaluate.data import hash_inputs
@@ -93,7 +100,7 @@ def test_results_are_current_compares_the_manifest_with_todays_inputs(tmp_path, 
     (root / "readout.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     project = load_project(root)
     options = project.evaluation_options()
-    results = fixture_results
+    results = json.loads((root / "outputs" / "results.json").read_text())
     results["manifest"].update(inputs=hash_inputs(small_dataset), parameters=options.parameters())
     (root / "outputs" / "results.json").write_text(json.dumps(results))
     assert pipeline.results_are_current(options) == (True, "inputs and parameters unchanged")
@@ -109,7 +116,7 @@ SANDBOX_OUTPUTS = {
         "file": "readout.html",
         "template": "readout.html.j2",
         "sections": [{"id": "verdict", "title": "Verdict"},
-                     {"id": "results", "title": "Four rows on ten documents", "show": ["table"]},
+                     {"id": "results", "title": "The rows on the documents", "show": ["table"]},
                      {"id": "provenance", "title": "Provenance", "show": ["provenance"]}],
         "table": {"rows": "table", "name": "search", "columns": [
             {"key": "label", "label": "What"},

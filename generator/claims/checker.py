@@ -1,36 +1,58 @@
 """`readout check`: prove every ledger claim against the design documents and the results.
 
-A claim **traces** when it has at least one source and every source holds:
+A claim **traces** when it has at least one source and all of these hold:
 
-* design source (generator.claims.design): the quote is in the frozen document;
-* measured source (generator.claims.measured): every path resolves to a measured value and the
-  predicate, if any, is true;
-* an evaluative or causal claim that cites a measured source states its comparison as a predicate;
-* every placeholder fills with its format spec;
-* every number written in the text is accounted for (generator.claims.numbers).
+* design sources (generator.claims.design): each quote is one or more whole sentences, list
+  items or table cells of a frozen design document;
+* measured sources (generator.claims.measured): each results file is sealed and re-derives from
+  its run files and judgements (generator.claims.rederive); every path resolves to a measured,
+  finite value; every declared value is shown in the text or compared in a predicate;
+* predicates (generator.claims.predicates): true, able to fail (not a tautology), and present
+  whenever the claim shows two or more measured numbers, uses comparative wording, or is
+  evaluative or causal; every number it shows is compared in one;
+* placeholders fill with an allowed format (generator.claims.formats);
+* attribution (generator.claims.attribution): the sentence names the row, the query and the
+  query count each shown value belongs to;
+* numbers (generator.numerals): every numeral a reader sees in the rendered sentence, in any
+  spelling, was filled from results or lies inside a quoted design span; predicate constants
+  account for nothing;
+* no link or image leaves the report (generator.claims.visible).
 
-`check_project` also checks the design freeze and keeps the first-draft history
+`check_project` also checks the design freeze and the tamper-evident first-draft history
 (generator.claims.freeze). It writes nothing but that history file, and only when asked.
 What the report holds and how it is printed: generator.claims.report.
 """
 
 from __future__ import annotations
 
+import math
+import re
 import string
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
-from generator.claims.design import DesignLibrary, check_design_source
-from generator.claims.freeze import append_history, draft_score, freeze_problems, history_entry, read_history
-from generator.claims.ledger import KINDS, OUTPUTS, Claim, DesignSource, Ledger, MeasuredSource, literal_text, load_ledger
+from generator.claims.attribution import (ShownValue, attribution_reasons, mention_spans, mentions_row, named_rows,
+                                          query_of, query_spans, rows_of)
+from generator.claims.design import DesignLibrary, check_design_source, reduce_markdown
+from generator.claims.formats import place
+from generator.claims.freeze import append_history, first_draft_score, freeze_problems, history_entry, read_history
+from generator.claims.ledger import (KINDS, OUTPUTS, Claim, DesignSource, Ledger, MeasuredSource, literal_text,
+                                     load_ledger)
 from generator.claims.measured import ResultsFiles, evaluate_predicate, resolve_measured_source, short
-from generator.claims.numbers import number_tokens, number_value
+from generator.claims.predicates import can_fail
 from generator.claims.report import CheckReport, ClaimResult, Evidence
+from generator.claims.visible import (PLACED_CLOSE, PLACED_OPEN, UNFILLED_PLACEHOLDER, remote_references, render_visible,
+                                      source_with_values)
 from generator.errors import InputError
 from generator.fileio import display_path, sha256_file
+from generator.numerals import find_numerals, inside_quoted_span
 from generator.project import Project
+from generator.project.wording import COMPARATIVE, data_text_problem
+from generator.results import path_text
 
-UNFILLED_PLACEHOLDER = "[no value]"
+# Top-level counts that say what was measured rather than how well.
+COUNTS = ("queries", "query_set", "documents", "candidate_depth", "topics")
 
 
 class _Context:
@@ -43,94 +65,267 @@ class _Context:
         self.ledger_display = ledger_display
 
 
-def check_claim(claim: Claim, context: _Context) -> ClaimResult:
-    reasons: list[str] = []
-    evidence: list[Evidence] = []
-    if not claim.sources:
-        reasons.append("no source: attach a design quote or a measured path, or strike it with a reason")
-    accounted: set[float] = set()
-    values: dict[str, Any] = {}
-    value_evidence: dict[str, Evidence] = {}
+@dataclass
+class _Gathered:
+    """What a claim's sources yield before the cross-source rules run."""
+
+    reasons: list[str] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+    quotes: list[str] = field(default_factory=list)
+    values: dict[str, Any] = field(default_factory=dict)
+    value_evidence: dict[str, Evidence] = field(default_factory=dict)
+    value_sources: dict[str, MeasuredSource] = field(default_factory=dict)
+    rows: set[str] = field(default_factory=set)     # the rows of the results files cited
+
+
+def _gather(claim: Claim, context: _Context) -> _Gathered:
+    found = _Gathered()
     for source in claim.sources:
         if isinstance(source, DesignSource):
-            accounted.update(number_value(token) for token in number_tokens(source.quote))
-            found = check_design_source(source, context.design, claim.id, context.ledger_display)
-            evidence.append(found.evidence)
-            if found.reason:
-                reasons.append(found.reason)
-        else:
-            results = context.results.get(source.file, claim, source.line, context.ledger_display)
-            measured = resolve_measured_source(source, results, context.outputs_dir)
-            evidence.extend(measured.evidence.values())
-            value_evidence.update(measured.evidence)
-            values.update(measured.values)
-            reasons.extend(measured.reasons)
+            design = check_design_source(source, context.design, claim.id, context.ledger_display)
+            found.evidence.append(design.evidence)
+            if design.reason:
+                found.reasons.append(design.reason)
+            else:
+                found.quotes.append(reduce_markdown(source.quote))
+            continue
+        results, problem = context.results.get(source.file, claim, source.line, context.ledger_display)
+        if problem:
+            found.reasons.append(f"{display_path(context.outputs_dir / source.file)} cannot be cited: {problem}")
+        table = results.data.get("table")
+        if isinstance(table, list):
+            found.rows |= {str(row["search"]) for row in table if isinstance(row, dict) and "search" in row}
+        measured = resolve_measured_source(source, results, context.outputs_dir)
+        found.evidence.extend(measured.evidence.values())
+        found.value_evidence.update(measured.evidence)
+        found.values.update(measured.values)
+        found.reasons.extend(measured.reasons)
+        found.value_sources.update({name: source for name in source.values})
+    for name, value in sorted(found.values.items()):
+        if isinstance(value, float) and not math.isfinite(value):
+            found.reasons.append(f"{name} = {found.value_evidence[name].path} is {value!r}, not a finite number: "
+                                 "no sentence or comparison can rest on it")
+    return found
+
+
+def _check_predicates(claim: Claim, found: _Gathered) -> set[str]:
+    """Evaluate every predicate; returns the names that predicates compare."""
+    compared: set[str] = set()
     for source in claim.measured_sources:
         if source.compiled is None:
             continue
-        accounted.update(number_value(token) for token in number_tokens(source.predicate or ""))
-        if source.compiled.names <= set(values):
-            holds, reason = evaluate_predicate(source, values)
-            if reason:
-                reasons.append(reason)
-            for name in source.steps:
-                value_evidence[name].predicate_holds = holds
-    if claim.kind in ("evaluative", "causal") and claim.measured_sources and not any(
-            source.compiled is not None for source in claim.measured_sources):
-        reasons.append(f"{claim.kind} claim cites measured values without a predicate: state the comparison "
-                       "(for example `hybrid > dense`) so the checker can hold it")
-    rendered = _fill_placeholders(claim, values, value_evidence, reasons)
-    reasons.extend(_typed_numbers(claim, accounted, values))
-    return ClaimResult(claim=claim, traceable=not reasons, reasons=reasons, rendered_text=rendered,
-                       evidence=evidence)
+        compared |= source.compiled.names
+        if not source.compiled.names:
+            found.reasons.append(f"predicate {source.predicate!r} compares none of the claim's values: it cannot fail")
+            continue
+        if not source.compiled.names <= set(found.values):
+            continue  # a path already failed
+        if any(isinstance(found.values[name], float) and not math.isfinite(found.values[name])
+               for name in source.compiled.names):
+            continue  # already a reason
+        holds, reason = evaluate_predicate(source, found.values)
+        if reason:
+            found.reasons.append(reason)
+        elif not can_fail(source.compiled, found.values):
+            found.reasons.append(f"predicate {source.predicate!r} cannot fail: it stays true however its values "
+                                 "change, so it supports nothing")
+        for name in source.steps:
+            found.value_evidence[name].predicate_holds = holds
+    return compared
 
 
-def _fill_placeholders(claim: Claim, values: dict[str, Any], value_evidence: dict[str, Evidence],
-                       reasons: list[str]) -> str:
-    """The claim's text as the reader sees it. A placeholder that cannot be filled is shown as a
-    visible gap, never as a made-up value or as raw `{name:.3f}` markup (struck and draft claims
-    are still rendered for the reader)."""
+def _fill(claim: Claim, found: _Gathered) -> dict[str, str]:
     formatted: dict[str, str] = {}
     for placeholder in claim.placeholders:
-        if placeholder.name not in values:
+        if placeholder.name not in found.values:
             continue    # its path already failed
-        value = values[placeholder.name]
-        if isinstance(value, (dict, list)):
-            reasons.append(f"placeholder {{{placeholder.name}}}: {value_evidence[placeholder.name].path} is "
-                           f"{'an object' if isinstance(value, dict) else 'a list'}; only numbers and text "
-                           "can be placed in a sentence")
+        text, problem = place(found.values[placeholder.name], placeholder.spec)
+        if problem:
+            found.reasons.append(f"placeholder {{{placeholder.name}{':' + placeholder.spec if placeholder.spec else ''}}}"
+                                 f" ({found.value_evidence[placeholder.name].path}): {problem}")
             continue
-        try:
-            formatted[placeholder.name] = format(value, placeholder.spec)
-        except (ValueError, TypeError) as error:
-            reasons.append(f"placeholder {{{placeholder.name}:{placeholder.spec}}} cannot format "
-                           f"{short(value)}: {error}")
-            continue
-        value_evidence[placeholder.name].formatted = formatted[placeholder.name]
+        if (isinstance(found.values[placeholder.name], str) and len(text.split()) > 1  # type: ignore[union-attr]
+                and placeholder.name not in _in_code_spans(claim.text)):
+            problem = data_text_problem(text)  # type: ignore[arg-type]
+            if problem:
+                found.reasons.append(f"placeholder {{{placeholder.name}}} ({found.value_evidence[placeholder.name].path}) "
+                                     f"places text that {problem}: prose from results must not carry a claim")
+                continue
+        formatted[placeholder.name] = text  # type: ignore[assignment]
+        found.value_evidence[placeholder.name].formatted = text
+    return formatted
+
+
+def _in_code_spans(text: str) -> set[str]:
+    """Placeholders the claim shows as code (between backticks): a formula or an identifier, read
+    as a literal string rather than as prose."""
+    return {name for span in re.findall(r"`([^`]*)`", text) for name in re.findall(r"\{(\w+)[^}]*\}", span)}
+
+
+def rendered_markdown(text: str, formatted: dict[str, str]) -> str:
+    """The claim's Markdown as the reports show it. A placeholder that cannot be filled is a
+    visible gap, never a made-up value or raw `{name:.3f}` markup (struck and draft claims are
+    still rendered)."""
     parts = []
-    for literal, name, _spec, _conversion in string.Formatter().parse(claim.text):
+    for literal, name, _spec, _conversion in string.Formatter().parse(text):
         parts.append(literal)
         if name is not None:
             parts.append(formatted.get(name, UNFILLED_PLACEHOLDER))
     return "".join(parts)
 
 
-def _typed_numbers(claim: Claim, accounted: set[float], values: dict[str, Any]) -> list[str]:
-    """A reason for every number in the literal text that no quote or predicate accounts for."""
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_claim(claim: Claim, context: _Context) -> ClaimResult:
+    found = _gather(claim, context)
+    reasons = found.reasons
+    if not claim.sources:
+        reasons.append("no source: attach a design quote or a measured path, or strike it with a reason")
+    compared = _check_predicates(claim, found)
+    shown_names = [placeholder.name for placeholder in claim.placeholders]
+    for name in sorted(set(found.value_sources) - set(shown_names) - compared):
+        reasons.append(f"value {name} is declared but neither shown in the text nor compared in a predicate: "
+                       "a value that supports nothing is not evidence")
+    formatted = _fill(claim, found)
+    visible = render_visible(source_with_values(claim.text, formatted))
+    reasons.extend(f"remote reference in the text ({reference}): links and images must point to an anchor in "
+                   "this report (#...)" for reference in remote_references(visible))
+    if claim.measured_sources:
+        reasons.extend(_predicate_requirements(claim, found, compared, shown_names, visible.plain))
+    shown = [ShownValue(name, found.value_sources[name].file, found.value_sources[name].steps[name])
+             for name in dict.fromkeys(shown_names) if name in found.value_sources]
+    queries_shown = {value.file: value.name for value in shown
+                     if path_text(value.steps) in ("queries", "query_set")}
+    query_set_files = {value.file for value in shown if context.results.measures_queries(value.file)}
+    reasons.extend(attribution_reasons(shown, visible.plain, queries_shown, query_set_files))
+    reasons.extend(_typed_numbers(visible.text, found, shown))
+    return ClaimResult(claim=claim, traceable=not reasons, reasons=reasons,
+                       rendered_text=rendered_markdown(claim.text, formatted), evidence=found.evidence)
+
+
+def _measure_groups(names: Iterable[str], found: _Gathered) -> list[list[str]]:
+    """Shown numbers that are the same measure (their paths end in the same key, such as nDCG@5):
+    set side by side, they read as a comparison."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        steps = found.value_sources[name].steps[name]
+        if path_text(steps) in COUNTS:
+            continue  # query counts name a sample (attribution); they are not compared
+        groups.setdefault(steps[-1].text() if steps else name, []).append(name)
+    return [group for group in groups.values() if len(group) >= 2]
+
+
+def _predicate_requirements(claim: Claim, found: _Gathered, compared: set[str], shown_names: list[str],
+                            plain: str) -> list[str]:
+    """A predicate is required when the claim is evaluative or causal, uses comparative wording, or
+    shows two numbers of the same measure; then each such pair is compared, and with comparative
+    wording at least one shown number is."""
+    numbers_shown = sorted({name for name in shown_names if _is_number(found.values.get(name))
+                            and name in found.value_sources})
+    groups = _measure_groups(numbers_shown, found)
+    # The author's own words compare; words inside a filled value (a stage record) do not.
+    comparative = COMPARATIVE.search(literal_text(claim.text, " "))
+    if not (groups or comparative or claim.kind in ("evaluative", "causal")):
+        return []
+    why = (f"it shows {', '.join('{' + name + '}' for name in groups[0])} side by side" if groups else
+           f"it compares ({comparative.group(0)!r})" if comparative else f"it is {claim.kind}")
+    if not any(source.compiled is not None for source in claim.measured_sources):
+        return [f"the claim needs a predicate because {why}: state the comparison (for example `hybrid > dense`) "
+                "so the checker can hold it"]
+    missing = [name for group in groups for name in group if name not in compared]
+    if missing:
+        return [f"the claim shows {', '.join('{' + name + '}' for name in missing)} beside numbers of the same "
+                "measure, but no predicate compares them: a comparison a sentence shows must be held"]
+    if not comparative:
+        return []
+    unrelated = sorted(name for name in compared if not _related(name, shown_names, found, plain))
+    if unrelated:
+        return [f"the claim compares ({comparative.group(0)!r}) but its predicate compares {', '.join(unrelated)}, "
+                "a value of a row the sentence does not name: a predicate on another value holds nothing it says"]
+    if not compared & (set(shown_names) | _named_row_values(found, plain)):
+        return [f"the claim compares ({comparative.group(0)!r}) but its predicate compares no value the sentence "
+                "shows or of a row it names: a predicate on another value holds nothing it says"]
+    named = named_rows(plain, _known_rows(found))
+    covered = set().union(*(rows_of(found.value_sources[name].steps[name]) for name in compared
+                            if name in found.value_sources)) & named
+    if len(named) >= 2 and len(covered) < 2 and _compares_between(plain, named):
+        return [f"the claim compares rows {', '.join(sorted(named))} but its predicates compare values of "
+                f"{', '.join(sorted(covered)) or 'none of them'}: hold the comparison between the rows it names"]
+    return []
+
+
+def _compares_between(plain: str, rows: set[str]) -> bool:
+    """Comparative wording between the first and the last row the sentence names ("Hybrid beats
+    dense"), as opposed to a sentence that mentions a second row in passing."""
+    spans = [span for row in rows for span in mention_spans(plain, row)]
+    if len({row for row in rows if mention_spans(plain, row)}) < 2:
+        return False
+    first, last = min(start for start, _ in spans), max(end for _, end in spans)
+    return any(first <= match.start() and match.end() <= last for match in COMPARATIVE.finditer(plain)
+               if match.group(0).lower() != "rather than")
+
+
+def _known_rows(found: _Gathered) -> set[str]:
+    rows = set(found.rows)
+    for source in found.value_sources.values():
+        for steps in source.steps.values():
+            rows |= rows_of(steps)
+    return rows
+
+
+def _named_row_values(found: _Gathered, plain: str) -> set[str]:
+    return {name for name, source in found.value_sources.items()
+            if any(mentions_row(plain, row) for row in rows_of(source.steps[name]))}
+
+
+def _related(name: str, shown_names: list[str], found: _Gathered, plain: str) -> bool:
+    """A compared value belongs to the sentence: it is shown, it is a value of a row the sentence
+    names (or of no row at all), or it is a count of what was measured."""
+    if name in shown_names:
+        return True
+    source = found.value_sources.get(name)
+    if source is None:
+        return False
+    steps = source.steps[name]
+    rows = rows_of(steps)
+    return path_text(steps) in COUNTS or not rows or any(mentions_row(plain, row) for row in rows)
+
+
+def _typed_numbers(marked: str, found: _Gathered, shown: list[ShownValue]) -> list[str]:
+    """A reason for every numeral a reader sees that neither a placeholder, a named query id nor a
+    quoted design span accounts for."""
+    placed: list[tuple[int, int]] = []
+    start = None
+    for index, char in enumerate(marked):
+        if char == PLACED_OPEN:
+            start = index
+        elif char == PLACED_CLOSE and start is not None:
+            placed.append((start, index + 1))
+            start = None
+    words = marked.replace(PLACED_OPEN, " ").replace(PLACED_CLOSE, " ")
+    for value in shown:
+        query = query_of(value.steps)
+        if query is not None:
+            placed.extend(query_spans(words, query))
     reasons = []
-    for token in number_tokens(literal_text(claim.text)):
-        if number_value(token) in accounted:
+    for numeral in find_numerals(marked):
+        if any(low <= numeral.start and numeral.end <= high for low, high in placed):
             continue
-        hint = ""
-        for name, value in values.items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                decimals = len(token.split(".")[1]) if "." in token else 0
-                if f"{value:.{decimals}f}" == token.replace(",", ""):
-                    hint = f"; it matches {name} = {short(value)}: write {{{name}:.{decimals}f}}"
-                    break
-        reasons.append(f"number {token} is typed by hand: no placeholder or quoted design span accounts for "
-                       f"it{hint}")
+        if any(inside_quoted_span(words, numeral, quote) for quote in found.quotes):
+            continue
+        reasons.append(f"number {numeral.token!r} is typed by hand: no placeholder fills it and no quoted design "
+                       f"span holds it with the same words around it{_hint(numeral.token, found.values)}")
     return reasons
+
+
+def _hint(token: str, values: dict[str, Any]) -> str:
+    decimals = len(token.split(".")[1]) if re.fullmatch(r"[-+]?\d+\.\d+", token) else 0
+    for name, value in values.items():
+        if _is_number(value) and f"{value:.{decimals}f}" == token.replace(",", "").lstrip("+"):
+            return f"; it matches {name} = {short(value)}: write {{{name}:.{decimals}f}}"
+    return ""
 
 
 def _score(results: Iterable[ClaimResult], key: Callable[[Claim], str], order: tuple[str, ...]
@@ -143,29 +338,34 @@ def _score(results: Iterable[ClaimResult], key: Callable[[Claim], str], order: t
     return {name: (scores[name][0], scores[name][1]) for name in order if name in scores}
 
 
+def _check_placement(ledger: Ledger, project: Project, ledger_display: str) -> None:
+    if project.outputs is None:
+        return
+    for claim in ledger.claims:
+        spec = project.outputs.get(claim.output)
+        if spec is None:
+            raise InputError(f"claim {claim.id}: output {claim.output!r} is not declared in readout.yaml "
+                             f"outputs; declared: {', '.join(project.outputs)}", path=ledger_display,
+                             line=claim.field_lines.get("output", claim.line), field="output")
+        if claim.section not in spec.section_ids:
+            raise InputError(f"claim {claim.id}: section {claim.section!r} is not declared for output "
+                             f"{claim.output} in readout.yaml; choose one of {', '.join(spec.section_ids)}",
+                             path=ledger_display, line=claim.field_lines.get("section", claim.line),
+                             field="section")
+
+
 def check_ledger(ledger: Ledger, project: Project) -> tuple[list[ClaimResult], dict[str, str]]:
     """Check every claim; returns the results (ledger order) and the sha256 of each results file read."""
     ledger_display = display_path(ledger.path)
-    if project.outputs is not None:
-        for claim in ledger.claims:
-            spec = project.outputs.get(claim.output)
-            if spec is None:
-                raise InputError(f"claim {claim.id}: output {claim.output!r} is not declared in readout.yaml "
-                                 f"outputs; declared: {', '.join(project.outputs)}", path=ledger_display,
-                                 line=claim.field_lines.get("output", claim.line), field="output")
-            if claim.section not in spec.section_ids:
-                raise InputError(f"claim {claim.id}: section {claim.section!r} is not declared for output "
-                                 f"{claim.output} in readout.yaml; choose one of {', '.join(spec.section_ids)}",
-                                 path=ledger_display, line=claim.field_lines.get("section", claim.line),
-                                 field="section")
+    _check_placement(ledger, project, ledger_display)
     context = _Context(project, ledger_display)
     checked = [check_claim(claim, context) for claim in ledger.claims]
     return checked, context.results.sha256()
 
 
 def check_project(project: Project, *, record_history: bool = False, now: datetime | None = None) -> CheckReport:
-    """Check the project's ledger and design freeze. Writes nothing unless `record_history` is set,
-    and then only a new line in the history when the ledger's sha256 has never been checked."""
+    """Check the project's ledger, design freeze and first-draft history. Writes nothing unless
+    `record_history` is set, and then only a new history line for a ledger never checked before."""
     ledger = load_ledger(project.ledger_path)
     checked, inputs = check_ledger(ledger, project)
     problems, current = freeze_problems(project)
@@ -173,16 +373,19 @@ def check_project(project: Project, *, record_history: bool = False, now: dateti
     struck = sum(result.claim.struck for result in checked)
     history = read_history(project)
     recorded = False
-    if record_history and not any(entry["ledger_sha256"] == ledger.sha256 for entry in history):
-        entry = history_entry(now or datetime.now(timezone.utc), ledger.sha256, untraceable, struck, len(checked))
+    if record_history and not history.problems and not any(
+            entry["ledger_sha256"] == ledger.sha256 for entry in history.entries):
+        entry = history_entry(history, now or datetime.now(timezone.utc), ledger.sha256, untraceable, struck,
+                              len(checked))
         append_history(project, entry)
-        history.append(entry)
+        history.entries.append(entry)
         recorded = True
     return CheckReport(
         results=checked, untraceable=untraceable, total=len(checked), struck=struck,
         by_output=_score(checked, lambda claim: claim.output, OUTPUTS),
         by_kind=_score(checked, lambda claim: claim.kind, KINDS),
-        first_draft=draft_score(history[0]) if history else None, freeze_ok=not problems,
-        freeze_problems=problems, ledger_sha256=ledger.sha256,
+        first_draft=first_draft_score(history), freeze_ok=not problems,
+        freeze_problems=problems, history_problems=history.problems, ledger_sha256=ledger.sha256,
         design_freeze_sha256=sha256_file(project.freeze_path) if project.freeze_path.exists() else None,
         inputs_sha256=inputs, ledger_path=ledger.path, history_recorded=recorded, freeze_documents=current)
+

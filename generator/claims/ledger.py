@@ -51,8 +51,10 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Union
 
+from generator.claims.formats import spec_problem
 from generator.claims.predicates import CONSTANT_NAMES, FUNCTIONS, Predicate, PredicateSyntaxError, compile_predicate
-from generator.claims.yaml_reader import Node, parse_yaml
+from generator.project.wording import label_problem
+from generator.safe_yaml import Node, parse_yaml
 from generator.errors import InputError
 from generator.fileio import display_path, reading, sha256_bytes
 from generator.project.outputs import OUTPUT_NAMES
@@ -72,6 +74,13 @@ SOURCE_KINDS = ("design", "measured")
 DESIGN_FIELDS = ("document", "quote")
 MEASURED_FIELDS = ("file", "values", "predicate")
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+# Bounds: a ledger beyond them is refused with one line, never a crash.
+MAX_CLAIMS = 20_000
+MAX_TEXT = 2_000
+MAX_VALUES = 32
+STRIKE_REASON_MAX_WORDS = 12
+_STRIKE_MARKUP = re.compile(r"~|</?(?:del|s|strike)\b", re.IGNORECASE)
+_HIDDEN_CHARACTER = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 SECTION_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 
 
@@ -202,6 +211,9 @@ def parse_placeholders(text: str) -> tuple[Placeholder, ...]:
                              "(no attribute, index or positional field)")
         if "{" in (spec or ""):
             raise ValueError(f"placeholder {{{name}}}: nested fields in a format spec are not allowed")
+        problem = spec_problem(spec or "")
+        if problem:
+            raise ValueError(f"placeholder {{{name}}}: {problem}")
         found.append(Placeholder(name=name, spec=spec or ""))
     return tuple(found)
 
@@ -221,7 +233,9 @@ def _valid_document_name(name: str) -> bool:
     if not name or "\\" in name or name.startswith(("/", "~")) or re.match(r"[A-Za-z]:", name):
         return False
     parts = PurePosixPath(name).parts
-    return bool(parts) and ".." not in parts and not PurePosixPath(name).is_absolute()
+    # No hidden names: every design document is frozen and citable, or refused; never a dotfile.
+    return (bool(parts) and ".." not in parts and not PurePosixPath(name).is_absolute()
+            and not any(part.startswith(".") for part in parts))
 
 
 def _design_source(node: Node, path: str, line: int, claim_id: str) -> DesignSource:
@@ -234,7 +248,8 @@ def _design_source(node: Node, path: str, line: int, claim_id: str) -> DesignSou
     quote = _text(fields["quote"], path, "quote", claim_id=claim_id)
     if not _valid_document_name(document):
         raise InputError(f"claim {claim_id}: document {document!r} must be a relative name inside design/ "
-                         "(no '..', no absolute path)", path=path, line=fields["document"][0], field="document")
+                         "(no '..', no absolute path, no hidden name)", path=path, line=fields["document"][0],
+                         field="document")
     return DesignSource(document=document, quote=quote, line=line)
 
 
@@ -309,6 +324,17 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
         raise InputError(f"claim {claim_id}: section {section!r} must be an id (letters, digits, '-', '_', '.')",
                          path=path, line=fields["section"][0], field="section")
     text = _text(fields["text"], path, "text", claim_id=claim_id)
+    text_line = fields["text"][0]
+    if len(text) > MAX_TEXT:
+        raise InputError(f"claim {claim_id}: text longer than {MAX_TEXT} characters: one claim is one sentence",
+                         path=path, line=text_line, field="text")
+    if _STRIKE_MARKUP.search(text):
+        raise InputError(f"claim {claim_id}: strike markup in the text (`~`, `~~` or a del/s tag); strike a claim "
+                         "with `status: struck`, never inside its text", path=path, line=text_line, field="text")
+    hidden = _HIDDEN_CHARACTER.search(text)
+    if hidden:
+        raise InputError(f"claim {claim_id}: the text holds the invisible, private-use or control character "
+                         f"U+{ord(hidden.group(0)):04X}", path=path, line=text_line, field="text")
     try:
         placeholders = parse_placeholders(text)
     except ValueError as error:
@@ -324,6 +350,10 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
         if not strike_reason or not strike_reason.strip():
             raise InputError(f"claim {claim_id}: a struck claim needs a strike_reason", path=path,
                              line=fields["status"][0], field="strike_reason")
+        problem = label_problem(strike_reason, STRIKE_REASON_MAX_WORDS)
+        if problem:
+            raise InputError(f"claim {claim_id}: strike_reason is shown to readers as a label: {problem}",
+                             path=path, line=fields["strike_reason"][0], field="strike_reason")
         strike_display = strike_display or "strike"
         if strike_display not in STRIKE_DISPLAYS:
             raise InputError(f"claim {claim_id}: unknown strike_display {strike_display!r}; choose one of "
@@ -351,6 +381,9 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
             else:
                 sources.append(_measured_source(body, path, source_line, claim_id))
     declared: dict[str, int] = {}
+    if sum(len(source.values) for source in sources if isinstance(source, MeasuredSource)) > MAX_VALUES:
+        raise InputError(f"claim {claim_id}: more than {MAX_VALUES} values", path=path, line=node.line,
+                         field="values")
     for source in sources:
         if isinstance(source, MeasuredSource):
             for name, name_line in source.value_lines.items():
@@ -398,6 +431,8 @@ def parse_ledger(data: bytes, path: Path | str, display: str | None = None) -> L
         claims_line, claims_node = top["claims"]
         if not isinstance(claims_node.value, list):
             raise InputError("claims must be a list", path=display, line=claims_line, field="claims")
+        if len(claims_node.value) > MAX_CLAIMS:
+            raise InputError(f"more than {MAX_CLAIMS} claims", path=display, line=claims_line, field="claims")
         seen: dict[str, int] = {}
         claims = [_claim(node, display, seen) for node in claims_node.value]
     return Ledger(path=Path(path), sha256=sha256_bytes(data), claims=tuple(claims), version=version)

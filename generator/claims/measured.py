@@ -19,28 +19,59 @@ from generator.claims.predicates import PredicateEvaluationError
 from generator.claims.report import Evidence
 from generator.errors import InputError
 from generator.fileio import display_path, reading
-from generator.results import Results, read_results, resolve
+from generator.claims.rederive import SIDE_FILES, side_file_problem, verify_results
+from generator.results import RESULTS_NAME, Results, read_results, resolve, seal_problem
 
 
 class ResultsFiles:
-    """The results files of one check, each read once, with the sha256 of what was read."""
+    """The results files of one check, each read and verified once (generator.claims.rederive)."""
 
     def __init__(self, outputs_dir: Path):
         self.outputs_dir = outputs_dir
         self.read: dict[str, Results] = {}
+        self.problems: dict[str, str | None] = {}
 
-    def get(self, name: str, claim: Claim, line: int, ledger_display: str) -> Results:
-        if name in self.read:
-            return self.read[name]
+    def _load(self, name: str, missing: str) -> Results:
+        if name not in self.read:
+            path = self.outputs_dir / name
+            with reading(path):
+                self.read[name] = read_results(path, name, missing=missing)
+        return self.read[name]
+
+    def get(self, name: str, claim: Claim, line: int, ledger_display: str) -> tuple[Results, str | None]:
+        """The file and, when it cannot be cited, why not (unsealed, changed, or not re-derivable)."""
         path = self.outputs_dir / name
         if not inside(path, self.outputs_dir):
             raise InputError(f"claim {claim.id}: results file {name!r} resolves outside outputs/",
                              path=ledger_display, line=line, field="file")
-        with reading(path):
-            results = read_results(path, name, missing=f"results file not found (cited by claim {claim.id} at "
-                                                       f"{ledger_display}:{line}); run `readout evaluate` to write it")
-        self.read[name] = results
-        return results
+        results = self._load(name, f"results file not found (cited by claim {claim.id} at {ledger_display}:{line}); "
+                                   "run `readout evaluate` to write it")
+        if name not in self.problems:
+            self.problems[name] = self._problem(results)
+        return results, self.problems[name]
+
+    def _problem(self, results: Results) -> str | None:
+        problem = seal_problem(results.data)
+        if problem is None:
+            with reading(results.path):
+                return verify_results(results, self.outputs_dir, self._other)
+        if results.name not in SIDE_FILES:
+            return problem
+        primary = None
+        if results.name != RESULTS_NAME and (self.outputs_dir / RESULTS_NAME).is_file():
+            candidate = self._other(RESULTS_NAME)
+            if seal_problem(candidate.data) is None:
+                primary = candidate if self.problems.setdefault(RESULTS_NAME, self._problem(candidate)) is None else None
+        return side_file_problem(results, primary)
+
+    def _other(self, name: str) -> Results:
+        return self._load(name, "missing: a results file this one was compared with")
+
+    def measures_queries(self, name: str) -> bool:
+        """Whether the file was measured on a query set (it holds an integer `queries`)."""
+        results = self.read.get(name)
+        queries = results.data.get("queries") if results is not None else None
+        return isinstance(queries, int) and not isinstance(queries, bool)
 
     def sha256(self) -> dict[str, str]:
         return {name: results.sha256 for name, results in sorted(self.read.items())}

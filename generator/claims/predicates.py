@@ -10,18 +10,27 @@ A predicate is parsed with `ast` and evaluated by walking the tree here; nothing
 * calls to `abs`, `min` and `max` with positional arguments.
 
 Everything else (attributes, subscripts, other calls, lambdas, comprehensions, `**`, `//`, `%`,
-bit operations, f-strings) is refused when the ledger is loaded.
+bit operations, f-strings) is refused when the ledger is loaded, and so is a predicate longer
+than MAX_SOURCE characters or nested deeper than MAX_DEPTH.
+
+A predicate must be able to fail: `can_fail` evaluates it at perturbed inputs (each value moved,
+negated, zeroed, pushed far away; pairs swapped; booleans flipped; text changed) and the checker
+refuses one that stays true at all of them (`x == x`, `s > s - 1`, `a >= 0 or a < 0`,
+`max(a, b) >= a`). Its constants account for no number in the claim's text.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
 
 FUNCTIONS = {"abs": abs, "min": min, "max": max}
+MAX_SOURCE = 500
+MAX_DEPTH = 32
 CONSTANT_NAMES = {"true": True, "True": True, "false": False, "False": False, "null": None, "None": None}
 _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
             ast.Gt: operator.gt, ast.GtE: operator.ge}
@@ -47,20 +56,40 @@ class Predicate:
         return _evaluate(self.tree.body, values)
 
 
+def _shown(source: str) -> str:
+    return repr(source) if len(source) <= 60 else repr(source[:57] + "...")
+
+
 @lru_cache(maxsize=4096)
 def compile_predicate(source: str) -> Predicate:
     if not isinstance(source, str) or not source.strip():
         raise PredicateSyntaxError("empty predicate")
+    if len(source) > MAX_SOURCE:
+        raise PredicateSyntaxError(f"predicate longer than {MAX_SOURCE} characters")
     try:
         tree = ast.parse(source.strip(), mode="eval")
     except SyntaxError as error:
-        raise PredicateSyntaxError(f"cannot parse predicate {source!r}: {error.msg}") from None
+        raise PredicateSyntaxError(f"cannot parse predicate {_shown(source)}: {error.msg}") from None
+    except (RecursionError, MemoryError):
+        raise PredicateSyntaxError(f"predicate nested more than {MAX_DEPTH} levels deep") from None
+    if _depth(tree) > MAX_DEPTH:
+        raise PredicateSyntaxError(f"predicate nested more than {MAX_DEPTH} levels deep")
     names: set[str] = set()
     for node in ast.walk(tree):
         _check_node(node, source)
         if isinstance(node, ast.Name) and node.id not in CONSTANT_NAMES and not _is_function_name(tree, node):
             names.add(node.id)
     return Predicate(source=source, tree=tree, names=frozenset(names))
+
+
+def _depth(tree: ast.AST) -> int:
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 def _is_function_name(tree: ast.AST, name: ast.Name) -> bool:
@@ -77,16 +106,19 @@ _ALLOWED = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, a
 
 def _check_node(node: ast.AST, source: str) -> None:
     if not isinstance(node, _ALLOWED):
-        raise PredicateSyntaxError(f"{type(node).__name__} is not allowed in a predicate ({source!r}); "
+        raise PredicateSyntaxError(f"{type(node).__name__} is not allowed in a predicate ({_shown(source)}); "
                                    "use names, numbers, comparisons, and/or/not, + - * /, abs, min, max")
     if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, str, bool, type(None))):
-        raise PredicateSyntaxError(f"constant {node.value!r} is not allowed in a predicate ({source!r})")
+        raise PredicateSyntaxError(f"constant {node.value!r} is not allowed in a predicate ({_shown(source)})")
+    if isinstance(node, ast.Constant) and isinstance(node.value, float) and not math.isfinite(node.value):
+        raise PredicateSyntaxError(f"constant {node.value!r} is not a finite number: a comparison with it cannot "
+                                   f"fail ({_shown(source)})")
     if isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
             raise PredicateSyntaxError(f"only {', '.join(sorted(FUNCTIONS))} may be called in a predicate "
-                                       f"({source!r})")
+                                       f"({_shown(source)})")
         if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args) or not node.args:
-            raise PredicateSyntaxError(f"{node.func.id}() takes positional arguments only ({source!r})")
+            raise PredicateSyntaxError(f"{node.func.id}() takes positional arguments only ({_shown(source)})")
 
 
 def _evaluate(node: ast.AST, values: Mapping[str, Any]) -> Any:
@@ -132,3 +164,75 @@ def _evaluate(node: ast.AST, values: Mapping[str, Any]) -> Any:
     except (TypeError, ZeroDivisionError, ValueError, OverflowError) as error:
         raise PredicateEvaluationError(str(error)) from None
     raise PredicateEvaluationError(f"{type(node).__name__} is not allowed")  # unreachable after compile
+
+
+def _alternatives(value: Any, constants: tuple[Any, ...]) -> list[Any]:
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, (int, float)):
+        v = float(value)
+        near = [float(c) + delta for c in constants if isinstance(c, (int, float)) and not isinstance(c, bool)
+                for delta in (-1.0, 0.0, 1.0)]
+        return [v + 1.0, v - 1.0, -v, 0.0, 2.0 * v + 1.0, v / 2.0 - 1.0, v + 1e6, v - 1e6, -abs(v) - 1.0,
+                abs(v) + 1.0, 0.5, -0.5, *near]
+    if isinstance(value, str):
+        return [value + "~", "", "~" + value, *(c for c in constants if isinstance(c, str))]
+    if isinstance(value, list):
+        return [value[::-1], [], [*value, "~"]]
+    if isinstance(value, dict):
+        return [{}, {**value, "~": "~"}]
+    return []
+
+
+def constants_of(predicate: Predicate) -> tuple[Any, ...]:
+    return tuple(node.value for node in ast.walk(predicate.tree) if isinstance(node, ast.Constant))
+
+
+def perturbations(values: Mapping[str, Any], constants: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    """Deterministic neighbouring inputs: one value changed at a time (including to each constant
+    the predicate compares with), pairs of same-typed values swapped, and every number set to one
+    common value."""
+    names = sorted(values)
+    found: list[dict[str, Any]] = []
+    for name in names:
+        for alternative in _alternatives(values[name], constants):
+            found.append({**values, name: alternative})
+    for index, first in enumerate(names):
+        for second in names[index + 1:]:
+            if type(values[first]) is type(values[second]) and values[first] != values[second]:
+                found.append({**values, first: values[second], second: values[first]})
+    numeric = [name for name in names if isinstance(values[name], (int, float)) and not isinstance(values[name], bool)]
+    for common in (0.0, 1.0, -1.0):
+        if len(numeric) > 1:
+            found.append({**values, **{name: common for name in numeric}})
+    for sign in (1.0, -1.0):
+        if len(numeric) > 1:
+            found.append({**values, **{name: sign * (index + 1) * 1e3 for index, name in enumerate(numeric)}})
+    return found
+
+
+def can_fail(predicate: Predicate, values: Mapping[str, Any]) -> bool:
+    """Whether the predicate is false at some perturbed input (a predicate that cannot fail is a
+    tautology and supports nothing). Inputs it cannot evaluate are skipped."""
+    relevant = {name: values[name] for name in predicate.names if name in values}
+    if not relevant:
+        return False
+    key = (predicate.source, repr(sorted((name, type(value).__name__, repr(value)) for name, value in relevant.items())))
+    if key not in _CAN_FAIL:
+        if len(_CAN_FAIL) > 8192:
+            _CAN_FAIL.clear()
+        _CAN_FAIL[key] = _can_fail(predicate, relevant)
+    return _CAN_FAIL[key]
+
+
+_CAN_FAIL: dict[tuple[str, str], bool] = {}
+
+
+def _can_fail(predicate: Predicate, values: Mapping[str, Any]) -> bool:
+    for assignment in perturbations(values, constants_of(predicate)):
+        try:
+            if predicate.evaluate(assignment) is False:
+                return True
+        except PredicateEvaluationError:
+            continue
+    return False

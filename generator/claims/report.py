@@ -66,10 +66,11 @@ class CheckReport:
     ledger_path: Path
     history_recorded: bool = False
     freeze_documents: dict[str, str] = field(default_factory=dict)
+    history_problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return self.untraceable == 0 and self.freeze_ok
+        return self.untraceable == 0 and self.freeze_ok and not self.history_problems
 
     def result(self, claim_id: str) -> ClaimResult:
         for result in self.results:
@@ -93,6 +94,7 @@ def failure_lines(report: CheckReport) -> list[str]:
     lines = [f"{claim_location(ledger, result.claim)}: {'; '.join(result.reasons) or 'untraceable'}"
              for result in report.failing()]
     lines.extend(f"design freeze: {problem}" for problem in report.freeze_problems)
+    lines.extend(f"trace history: {problem}" for problem in report.history_problems)
     return lines
 
 
@@ -109,6 +111,9 @@ def summary_lines(report: CheckReport) -> list[str]:
     if not report.freeze_ok:
         failures.append(f"design freeze broken ({len(report.freeze_problems)} "
                         f"problem{'s' if len(report.freeze_problems) != 1 else ''})")
+    if report.history_problems:
+        failures.append(f"first-draft history does not prove itself ({len(report.history_problems)} "
+                        f"problem{'s' if len(report.history_problems) != 1 else ''})")
     if failures:
         lines.append("Check failed: " + "; ".join(failures))
     elif report.struck:
@@ -126,6 +131,7 @@ def format_text(report: CheckReport) -> str:
         for reason in result.reasons:
             lines.append(f"{claim_location(ledger_display, result.claim)}: {reason}")
     lines.extend(report.freeze_problems)
+    lines.extend(report.history_problems)
     lines.extend(summary_lines(report))
     return "\n".join(lines) + "\n"
 
@@ -146,9 +152,10 @@ def format_github(report: CheckReport) -> str:
         for reason in result.reasons:
             lines.append(f"::error file={_escape_property(ledger_display)},line={result.claim.line},"
                          f"title={title}::{_escape_data(reason)}")
-    for problem in report.freeze_problems:
-        name, _, message = problem.partition(": ")
-        lines.append(f"::error file={_escape_property(name.rstrip('/'))},title=design freeze::{_escape_data(message)}")
+    for title, problems in (("design freeze", report.freeze_problems), ("trace history", report.history_problems)):
+        for problem in problems:
+            name, _, message = problem.partition(": ")
+            lines.append(f"::error file={_escape_property(name.rstrip('/'))},title={title}::{_escape_data(message)}")
     summary = summary_lines(report)
     lines.append(f"::notice title=trace score::{_escape_data(summary[0] + ' ' + summary[1])}")
     lines.extend(summary)
@@ -177,6 +184,7 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
         "by_kind": {name: {"untraceable": u, "total": t} for name, (u, t) in report.by_kind.items()},
         "freeze": {"ok": report.freeze_ok, "problems": report.freeze_problems,
                    "sha256": report.design_freeze_sha256},
+        "history": {"ok": not report.history_problems, "problems": report.history_problems},
         "inputs_sha256": report.inputs_sha256, "history_recorded": report.history_recorded, "claims": claims}
 
 

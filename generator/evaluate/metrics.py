@@ -13,6 +13,7 @@ Conventions (they differ between toolkits, so they are settled here):
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 
@@ -107,15 +108,54 @@ def same_candidate_sets(before: Mapping[str, Sequence[str]], after: Mapping[str,
     return all(len(before[q]) == len(after[q]) and set(before[q]) == set(after[q]) for q in before)
 
 
-# One registry for every metric a row reports: name -> (function, cutoff). Names carry cutoffs.
-ROW_METRICS = {
-    "recall@5": (recall_at_k, 5),
-    "recall@50": (recall_at_k, 50),
-    "nDCG@5": (ndcg_at_k, 5),
-}
+@dataclass(frozen=True)
+class Metric:
+    """One reported measure at one cutoff, named as results.json keys it (`nDCG@5`).
+
+    `measure` picks the definition above (`recall` or `ndcg`); `gain` says how a judgement counts:
+    `binary` (grade > 0 is relevant, every hit gains 1: the seed nDCG, equal to trec_eval's
+    ndcg_cut on binary judgements) or `exponential` (gain 2^grade - 1, the graded sandbox).
+    Recall is always binary: grade > 0 is relevant.
+    """
+
+    name: str
+    measure: str
+    cutoff: int
+    gain: str = "binary"
+
+    def __post_init__(self) -> None:
+        if self.measure not in MEASURES:
+            raise ValueError(f"unknown measure {self.measure!r}; choose one of {', '.join(MEASURES)}")
+        if self.gain not in GAINS:
+            raise ValueError(f"unknown gain {self.gain!r}; choose one of {', '.join(GAINS)}")
+        _check_cutoff(self.cutoff)
+
+    def per_query(self, ranked: Sequence[str], grades: Mapping[str, int]) -> float:
+        """This metric for one query's ranking against its judgements (document -> grade)."""
+        if self.measure == "ndcg" and self.gain == "exponential":
+            return graded_ndcg_at_k(ranked, {d: g for d, g in grades.items() if g > 0}, self.cutoff)
+        relevant = {doc_id for doc_id, grade in grades.items() if grade > 0}
+        return MEASURES[self.measure](ranked, relevant, self.cutoff)
+
+    def as_manifest(self) -> dict[str, object]:
+        return {"measure": self.measure, "cutoff": self.cutoff, "gain": self.gain}
+
+    @classmethod
+    def from_manifest(cls, name: str, entry: object) -> "Metric":
+        """The metric a results manifest declares; ValueError names what is wrong."""
+        if not isinstance(entry, Mapping) or set(entry) - {"measure", "cutoff", "gain"}:
+            raise ValueError(f"metric {name!r}: expected {{measure, cutoff, gain}}, got {entry!r}")
+        return cls(name, str(entry.get("measure")), entry.get("cutoff"), str(entry.get("gain", "binary")))  # type: ignore[arg-type]
+
+
+MEASURES = {"recall": recall_at_k, "ndcg": ndcg_at_k}
+GAINS = ("binary", "exponential")
+
+# What every BEIR row reports, and the metrics whose change over dense is reported.
+ROW_METRICS = (Metric("recall@5", "recall", 5), Metric("recall@50", "recall", 50), Metric("nDCG@5", "ndcg", 5))
 DELTA_METRICS = ("recall@5", "recall@50", "nDCG@5")
 
 
-def per_query_metrics(ranked: Sequence[str], relevant: Iterable[str]) -> dict[str, float]:
-    relevant_set = set(relevant)
-    return {name: function(ranked, relevant_set, cutoff) for name, (function, cutoff) in ROW_METRICS.items()}
+def per_query_metrics(ranked: Sequence[str], grades: Mapping[str, int],
+                      metrics: Sequence[Metric] = ROW_METRICS) -> dict[str, float]:
+    return {metric.name: metric.per_query(ranked, grades) for metric in metrics}

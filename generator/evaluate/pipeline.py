@@ -16,26 +16,25 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
+from generator import __version__
 from generator.errors import InputError, ModelUnavailableError
 from generator.evaluate.cache import EmbeddingCache, RerankCache, default_cache_dir
 from generator.evaluate.data import Dataset, check_dataset_layout, hash_inputs, load_dataset
-from generator.evaluate.diagnosis import count_verdicts, diagnose, recall_verdict
-from generator.evaluate.metrics import (DELTA_METRICS, ROW_METRICS, macro_mean, p95, per_query_metrics,
-                                        same_candidate_sets, signed_delta)
+from generator.evaluate.metrics import ROW_METRICS, Metric
 from generator.evaluate.models import resolve_model
 from generator.evaluate.options import RERANK_ROW, RESULTS_FILE, ROWS, RUNS_DIR, EvaluationOptions
 from generator.evaluate.retrieval import dense_rankings, hybrid_rankings, rerank_rankings, sparse_rankings
-from generator.evaluate.runfiles import write_run
-from generator.evaluate.sample_check import compare_sample_to_full
-from generator.evaluate.uncertainty import method_description, paired_comparison
-from generator.fileio import atomic_write_json, display_path, reading
-from generator.results import read_results
+from generator.evaluate.runfiles import QRELS_COPY_NAME, write_qrels, write_run
+from generator.evaluate.sample_check import sample_comparisons
+from generator.evaluate.scoring import RowRun, rerank_summary, score_rows
+from generator.evaluate.uncertainty import method_description
+from generator.fileio import atomic_write_json, display_path, reading, sha256_file
+from generator.results import Results, read_results, seal
 
 PACKAGES = ("traced-readout", "sentence-transformers", "transformers", "torch", "bm25s", "numpy",
             "huggingface-hub", "tokenizers")
-DIAGNOSIS_CUTOFF = 5
 
 
 def _package_versions() -> dict[str, str | None]:
@@ -52,35 +51,12 @@ def _now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
 
-def _row_entry(row: str, per_query: dict[str, dict[str, float]] | None, dense_per_query: dict[str, dict[str, float]],
-               model_label: str | None, not_measured_reason: str | None, query_ids: list[str],
-               options: EvaluationOptions) -> dict[str, Any]:
-    entry: dict[str, Any] = {"search": row, "model": model_label}
-    if per_query is None:
-        entry.update({"measured": False, "not_measured_reason": not_measured_reason})
-        for metric in ROW_METRICS:
-            entry[metric] = None
-        for metric in DELTA_METRICS:
-            entry[f"delta_{metric}_vs_dense"] = None
-        entry["paired_vs_dense"] = None
-        return entry
-    entry["measured"] = True
-    for metric in ROW_METRICS:
-        entry[metric] = macro_mean(per_query[q][metric] for q in query_ids)
-    entry["paired_vs_dense"] = {}
-    for metric in DELTA_METRICS:
-        dense_mean = macro_mean(dense_per_query[q][metric] for q in query_ids)
-        entry[f"delta_{metric}_vs_dense"] = signed_delta(entry[metric], dense_mean)
-        entry["paired_vs_dense"][metric] = paired_comparison(
-            [per_query[q][metric] for q in query_ids], [dense_per_query[q][metric] for q in query_ids],
-            bootstrap_resamples=options.bootstrap_resamples, seed=options.seed)
-    return entry
-
-
 @dataclass
 class Evaluation:
     results: dict[str, Any]
     rankings: dict[str, dict[str, list[tuple[str, float]]]] = field(default_factory=dict)
+    # The judgements of the evaluated queries (query -> document -> grade), copied beside the runs.
+    judgements: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
@@ -121,24 +97,13 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
                                  log=log, load_model=load_cross_encoder)
         rankings[RERANK_ROW] = rerank.rankings
 
-    per_query: dict[str, dict[str, dict[str, float]]] = {}
-    diagnosis: dict[str, dict[str, dict[str, Any]]] = {}
-    for row, row_rankings in rankings.items():
-        per_query[row] = {}
-        diagnosis[row] = {}
-        for q in query_ids:
-            ranked = [doc_id for doc_id, _ in row_rankings[q]]
-            per_query[row][q] = per_query_metrics(ranked, dataset.qrels.relevant(q))
-            found = diagnose(ranked, dataset.qrels.scores.get(q, {}), DIAGNOSIS_CUTOFF)
-            diagnosis[row][q] = {"missed_by_candidates": found.not_in_candidates,
-                                 f"ranked_below_{DIAGNOSIS_CUTOFF}": found.ranked_below,
-                                 "diagnosis": recall_verdict(found)}
-
     labels = {"dense": dense_identity.name, "sparse": "bm25s (BM25, Lucene variant)",
               "hybrid": f"RRF k={options.rrf_k} over dense and sparse top {options.depth}",
               RERANK_ROW: rerank_identity.name if rerank_identity else options.rerank_model}
-    table = [_row_entry(row, per_query.get(row), per_query["dense"], labels[row],
-                        rerank_reason if row == RERANK_ROW else None, query_ids, options) for row in ROWS]
+    judgements = {q: dict(dataset.qrels.scores.get(q, {})) for q in query_ids}
+    rows = [RowRun(row, labels[row], rankings.get(row), rerank_reason if row == RERANK_ROW else None) for row in ROWS]
+    scored = score_rows(rows, judgements, query_ids, bootstrap_resamples=options.bootstrap_resamples,
+                        seed=options.seed)
 
     reproduced, differing = dataset.is_reproduction_of_scifact()
     results: dict[str, Any] = {
@@ -146,19 +111,10 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
         "queries": len(query_ids),
         "query_set": options.query_set,
         "candidate_depth": options.depth,
-        "table": table,
-        "same_50_rows_after_rerank": (same_candidate_sets(
-            {q: [d for d, _ in hybrid[q]] for q in query_ids},
-            {q: [d for d, _ in rerank.rankings[q]] for q in query_ids}) if rerank else None),
-        "p95_rerank_milliseconds": p95([rerank.milliseconds[q] for q in query_ids]) if rerank else None,
-        "rerank_milliseconds": ({q: rerank.milliseconds[q] for q in query_ids} if rerank else None),
-        "reranked_top_5": ({q: [{"corpus_id": d, "score": float(s)} for d, s in rerank.rankings[q][:5]]
-                            for q in query_ids} if rerank else {}),
-        "per_query": per_query,
-        "diagnosis": diagnosis,
-        "diagnosis_summary": {row: count_verdicts({q: entry["diagnosis"] for q, entry in diagnosis[row].items()})
-                              for row in diagnosis},
-        "runs": {row: f"{RUNS_DIR[options.query_set]}/{_run_file_name(row)}" for row in rankings},
+        **scored,
+        **rerank_summary(hybrid, rerank.rankings if rerank else None, rerank.milliseconds if rerank else None,
+                         query_ids),
+        "runs": {row: f"{RUNS_DIR[options.query_set]}/{run_file_name(row)}" for row in rankings},
         "manifest": {
             "inputs": dataset.input_hashes,
             # Relative to the project, so the manifest does not depend on where the clone lives.
@@ -167,6 +123,7 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
                              "differing_inputs": differing},
             "parameters": options.parameters(),
             "query_ids": query_ids,
+            "per_query_key": "per_query",
             "models": {"dense": {**dense_identity.as_manifest(), "max_seq_length": dense.max_seq_length},
                        "rerank": (rerank_identity.as_manifest() if rerank_identity
                                   else {"requested": options.rerank_model, "not_measured_reason": rerank_reason})},
@@ -186,7 +143,7 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
     if not reproduced:
         log(f"note: inputs differ from the published BEIR SciFact files ({', '.join(differing)}): "
             "this run is not a reproduction")
-    return Evaluation(results=results, rankings=rankings)
+    return Evaluation(results=results, rankings=rankings, judgements=judgements)
 
 
 def _thread_count() -> int:
@@ -198,37 +155,52 @@ def _thread_count() -> int:
         return os.cpu_count() or 1
 
 
-def _run_file_name(row: str) -> str:
+def run_file_name(row: str) -> str:
     return row.replace("+", "-") + ".trec"
 
 
 def write_outputs(evaluation: Evaluation, options: EvaluationOptions,
                   log: Callable[[str], None] = print) -> Path:
-    """Run files first, results.json last: a results file never points at missing runs."""
-    for row, row_rankings in evaluation.rankings.items():
-        write_run(options.runs_dir / _run_file_name(row), row_rankings, tag=row)
-    results = evaluation.results
-    if options.query_set == "all":
-        sample_path = options.results_path.parent / RESULTS_FILE["sample"]
-        if sample_path.is_file():
-            results = {**results, **_sample_comparisons(sample_path, results)}
-    path = atomic_write_json(options.results_path, results)
+    """Write the run files, the judgements and the sealed results.json (see `write_sealed_results`)."""
+    outputs_root = options.results_path.parent
+    sample_path = outputs_root / RESULTS_FILE["sample"]
+    path = write_sealed_results(options.results_path, options.runs_dir, evaluation,
+                                sample_path if options.query_set == "all" and sample_path.is_file() else None)
     log(f"wrote {display_path(path)} and {len(evaluation.rankings)} run files in {display_path(options.runs_dir)}")
     return path
 
 
-def _sample_comparisons(sample_path: Path, results: dict[str, Any]) -> dict[str, Any]:
-    """How each row's change on the release sample relates to the full query set.
+def write_sealed_results(results_path: Path, runs_dir: Path, evaluation: Evaluation,
+                         sample_path: Path | None = None, metrics: Sequence[Metric] = ROW_METRICS) -> Path:
+    """Run files and the judgements first, results.json last and sealed: a results file never
+    points at missing runs, and it records the sha256 of everything it was computed from. With
+    `sample_path`, the release sample's results are compared with these (the 300-query check)."""
+    outputs_root = results_path.parent
+    run_files = {}
+    for row, row_rankings in sorted(evaluation.rankings.items()):
+        path = write_run(runs_dir / run_file_name(row), row_rankings, tag=row)
+        run_files[row] = {"path": path.relative_to(outputs_root).as_posix(), "sha256": sha256_file(path)}
+    qrels_path = write_qrels(runs_dir / QRELS_COPY_NAME, evaluation.judgements)
+    results = evaluation.results
+    manifest = {**results["manifest"], "metrics": {metric.name: metric.as_manifest() for metric in metrics},
+                "run_files": run_files,
+                "qrels_copy": {"path": qrels_path.relative_to(outputs_root).as_posix(),
+                               "sha256": sha256_file(qrels_path), "queries": len(evaluation.judgements),
+                               "judgements": sum(len(grades) for grades in evaluation.judgements.values()),
+                               "format": "TREC qrels: query 0 document grade"}}
+    if sample_path is not None:
+        sample, comparisons = _sample_comparisons(sample_path, results)
+        results = {**results, **comparisons}
+        manifest["compared_with"] = {"path": sample_path.name, "sha256": sample.sha256}
+    results = seal({**results, "manifest": manifest}, writer=f"readout evaluate {__version__}")
+    return atomic_write_json(results_path, results)
 
-    The spec's question is about the rerank row; the other rows answer the same question for
-    what was measured when the rerank row could not be.
-    """
+
+def _sample_comparisons(sample_path: Path, results: dict[str, Any]) -> tuple[Results, dict[str, Any]]:
     with reading(sample_path):
-        sample = read_results(sample_path).data
+        sample = read_results(sample_path)
         try:
-            return {"comparison_300": compare_sample_to_full(sample, results, row=RERANK_ROW),
-                    "comparison_300_by_row": {row: compare_sample_to_full(sample, results, row=row)
-                                              for row in ROWS[1:]}}
+            return sample, sample_comparisons(sample.data, results)
         except ValueError as error:
             raise InputError(f"cannot compare with the release sample: {error}",
                              path=display_path(sample_path)) from None

@@ -19,6 +19,8 @@ from typing import Mapping, Sequence
 from generator.fileio import atomic_write_text
 
 Ranking = Sequence[tuple[str, float]]
+# The judgements of the evaluated queries, written beside their run files (trec_eval's qrels).
+QRELS_COPY_NAME = "qrels.tsv"
 
 
 def to_float32(value: float) -> float:
@@ -76,3 +78,31 @@ def read_run(path: Path) -> dict[str, dict[str, float]]:
             query_id, _, doc_id, _, score, _ = line.split()
             run.setdefault(query_id, {})[doc_id] = float(score)
     return run
+
+
+def format_qrels(judgements: Mapping[str, Mapping[str, int]]) -> str:
+    """TREC qrels lines `query 0 document grade`, queries and documents sorted."""
+    lines = [f"{query_id} 0 {doc_id} {grade}" for query_id in sorted(judgements)
+             for doc_id, grade in sorted(judgements[query_id].items())]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def write_qrels(path: Path, judgements: Mapping[str, Mapping[str, int]]) -> Path:
+    return atomic_write_text(path, format_qrels(judgements))
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """Parse TREC qrels into {query: {document: grade}}; ValueError names the bad line."""
+    judgements: dict[str, dict[str, int]] = {}
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 4:
+            raise ValueError(f"line {number}: expected 4 columns (query 0 document grade), got {len(parts)}")
+        try:
+            grade = int(parts[3])
+        except ValueError:
+            raise ValueError(f"line {number}: grade {parts[3]!r} is not an integer") from None
+        judgements.setdefault(parts[0], {})[parts[2]] = grade
+    return judgements

@@ -9,7 +9,8 @@ import math
 from numbers import Integral, Real
 from typing import Any, Mapping, Sequence
 
-from generator.evaluate.uncertainty import DEFAULT_TOLERANCE, check_tolerance, plain_float
+from generator.evaluate.options import RERANK_ROW, ROWS
+from generator.evaluate.signflip import DEFAULT_TOLERANCE, check_tolerance, plain_float
 from generator.results import parse_path, resolve
 
 
@@ -202,3 +203,13 @@ def _query_count(results: Mapping[str, Any]) -> int | None:
     if isinstance(queries, Integral) and not isinstance(queries, bool):
         return int(queries)
     return None
+
+
+def sample_comparisons(sample: Mapping[str, Any], full: Mapping[str, Any]) -> dict[str, Any]:
+    """How each row's change on the release sample relates to the full query set.
+
+    The spec's question is about the rerank row; the other rows answer the same question for
+    what was measured when the rerank row could not be.
+    """
+    return {"comparison_300": compare_sample_to_full(sample, full, row=RERANK_ROW),
+            "comparison_300_by_row": {row: compare_sample_to_full(sample, full, row=row) for row in ROWS[1:]}}

@@ -33,10 +33,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from generator.evaluate.options import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_PERMUTATION_RESAMPLES, DEFAULT_SEED
+from generator.evaluate.signflip import DEFAULT_TOLERANCE, check_tolerance, exact_count, plain_float
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_EXACT_MAX_QUERIES = 20
-DEFAULT_TOLERANCE = 1e-12
 
 #: Largest ``exact_max_queries`` accepted. Exact enumeration splits the m signs into two
 #: halves of at most 2^20 partial sums each, so 40 stays fast and small in memory.
@@ -75,15 +75,6 @@ def _check_confidence(confidence: Any) -> float:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
     return confidence
-
-
-def check_tolerance(tolerance: Any) -> float:
-    if isinstance(tolerance, bool) or not isinstance(tolerance, Real):
-        raise ValueError(f"tolerance must be a non-negative number, got {tolerance!r}")
-    tolerance = float(tolerance)
-    if not math.isfinite(tolerance) or tolerance < 0.0:
-        raise ValueError(f"tolerance must be a finite non-negative number, got {tolerance!r}")
-    return tolerance
 
 
 def _as_scores(name: str, values: Any) -> np.ndarray:
@@ -126,11 +117,6 @@ def paired_differences(row_scores: Sequence[float], base_scores: Sequence[float]
     if row.size == 0:
         raise ValueError("row_scores and base_scores are empty: need at least one query")
     return row - base
-
-
-def plain_float(value: float) -> float:
-    """A Python float with -0.0 folded into 0.0."""
-    return float(value) + 0.0
 
 
 # --------------------------------------------------------------------------- bootstrap
@@ -200,30 +186,6 @@ def paired_bootstrap_ci(
 
 def _nonzero_differences(differences: np.ndarray, tolerance: float) -> np.ndarray:
     return differences[np.abs(differences) > tolerance]
-
-
-def _exact_count(values: np.ndarray, threshold: float) -> int:
-    """Number of the 2^m sign vectors s with ``|sum_i s_i * values_i| >= threshold``.
-
-    Meet in the middle: enumerate the 2^k partial sums of the first k signs and the 2^(m-k) of
-    the rest, sort the second list and count, for each first-half sum a, the second-half sums b
-    with ``a + b >= threshold`` or ``a + b <= -threshold``. Every one of the 2^m assignments is
-    counted exactly once (threshold > 0 makes the two regions disjoint). Cost is about
-    ``2^(m/2) log 2^(m/2)`` instead of ``m 2^m``.
-    """
-    half = values.size // 2
-
-    def all_signed_sums(part: np.ndarray) -> np.ndarray:
-        sums = np.zeros(1, dtype=np.float64)
-        for value in part:
-            sums = np.concatenate((sums + value, sums - value))
-        return sums
-
-    first = all_signed_sums(values[:half])
-    second = np.sort(all_signed_sums(values[half:]))
-    at_or_above = second.size - np.searchsorted(second, threshold - first, side="left")
-    at_or_below = np.searchsorted(second, -threshold - first, side="right")
-    return int(at_or_above.sum() + at_or_below.sum())
 
 
 def _monte_carlo_count(values: np.ndarray, threshold: float, resamples: int, seed: int) -> int:
@@ -304,7 +266,7 @@ def paired_permutation_test(
     threshold = observed - eps
 
     if m <= exact_max_queries:
-        result["p_value"] = _exact_count(values, threshold) / float(2 ** m)
+        result["p_value"] = exact_count(values.tolist(), threshold) / float(2 ** m)
     else:
         count = _monte_carlo_count(values, threshold, resamples, seed)
         result.update(p_value=(count + 1) / (resamples + 1), method=METHOD_MONTE_CARLO,

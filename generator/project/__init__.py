@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from generator.errors import InputError
 from generator.evaluate.options import EvaluationOptions, build_options, validate_evaluate_block
 from generator.fileio import display_path, reading
 from generator.project.outputs import OutputSpec, parse_outputs
+from generator.project.wording import label_problem
+from generator.safe_yaml import load_config_with_lines
 from generator.sandbox.config import SandboxConfig, validate_sandbox_block
 
 CONFIG_NAME = "readout.yaml"
@@ -119,11 +119,20 @@ def load_project(project_dir: str | Path) -> Project:
                          path=display_path(root))
     with reading(config_path):
         try:
-            config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            raise InputError(f"not valid YAML ({getattr(error, 'problem', error)})", path=shown, line=line) from None
+            text = config_path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise InputError(f"not UTF-8 text (byte {error.start})", path=shown) from None
+        config, lines = load_config_with_lines(text, shown)
+    try:
+        return _validated(root, config or {}, shown)
+    except InputError as error:
+        # Every check below names the key; the line is added here, once, from the document itself.
+        if error.path == shown and error.line is None and error.field:
+            raise InputError(error.reason, path=shown, line=lines.line(error.field), field=error.field) from None
+        raise
+
+
+def _validated(root: Path, config: Any, shown: str) -> Project:
     if not isinstance(config, dict):
         raise InputError("expected a mapping at the top level", path=shown, line=1)
     for key in config:
@@ -132,6 +141,9 @@ def load_project(project_dir: str | Path) -> Project:
     for required in ("title", "kind"):
         if not isinstance(config.get(required), str) or not config[required].strip():
             raise InputError("missing or empty", path=shown, field=required)
+    problem = label_problem(config["title"])
+    if problem:
+        raise InputError(problem, path=shown, field="title")
     kind = config["kind"]
     if kind not in PROJECT_KINDS:
         raise InputError(f"unknown kind {kind!r}; choose one of {', '.join(PROJECT_KINDS)}", path=shown, field="kind")

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from generator.errors import InputError
+from generator.project.wording import label_problem
 
 # output name -> default file and template; a claim's `output` must be one of these names.
 OUTPUT_DEFAULTS: dict[str, dict[str, str]] = {
@@ -144,6 +145,14 @@ class _Reader:
             raise self.error(where, f"expected a non-empty list of {what}")
         return tuple(item.strip() for item in value)
 
+    def label(self, where: str, value: Any) -> str:
+        """A heading or table word the reader sees: generator.project.wording's rules."""
+        text = self.string(where, value)
+        problem = label_problem(text)
+        if problem:
+            raise self.error(where, problem)
+        return text
+
     def format_spec(self, where: str, spec: Any) -> str:
         spec = self.string(where, spec)
         try:
@@ -206,7 +215,7 @@ def _output(read: _Reader, name: str, raw: Any) -> OutputSpec:
                 raise read.error(f"{here}.show", f"{block} needs {where}.charts.{block}")
             if block == "table" and "table" not in entry:
                 raise read.error(f"{here}.show", f"table needs {where}.table")
-        sections.append(SectionSpec(section_id, read.string(f"{here}.title", item.get("title")), tuple(show)))
+        sections.append(SectionSpec(section_id, read.label(f"{here}.title", item.get("title")), tuple(show)))
     table = _table(read, f"{where}.table", entry["table"]) if "table" in entry else None
     provenance = entry.get("provenance", list(DEFAULT_PROVENANCE))
     if not isinstance(provenance, list) or not all(isinstance(item, str) for item in provenance):
@@ -253,7 +262,7 @@ def _table(read: _Reader, where: str, raw: Any) -> TableSpec:
         if only is not None and (not isinstance(only, list) or not all(isinstance(o, str) for o in only)):
             raise read.error(f"{here}.only", "expected a list of row names")
         columns.append(ColumnSpec(
-            label=read.string(f"{here}.label", item.get("label")),
+            label=read.label(f"{here}.label", item.get("label")),
             key=read.string(f"{here}.key", item["key"]) if "key" in item else None,
             path=read.string(f"{here}.path", item["path"]) if "path" in item else None,
             format=read.format_spec(f"{here}.format", item.get("format", ".3f")),

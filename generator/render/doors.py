@@ -27,6 +27,9 @@ def _one_line(text: str) -> str:
 
 
 _MD_DATA_SPECIALS = re.compile(r"([\\`*\[\]|<>~&])")
+# Text that Markdown viewers turn into live links by themselves (GitHub's extended autolinks).
+_AUTOLINKED = re.compile(r"(?<![`\w])((?:https?://|ftp://|www\.)[^\s`<>]*[^\s`<>.,;:!?)\]]"
+                         r"|[\w.+-]+@[\w-]+\.[\w.-]*\w)")
 _MD_BLOCK_START = re.compile(r"^(#|>|[-+*](?=\s)|=|(\d+)([.)])(?=\s))")
 
 
@@ -94,8 +97,10 @@ class MarkdownDoor:
 
     def claim(self, text: str) -> str:
         # Claims are Markdown; raw HTML is neutralised and a leading block marker escaped, so a
-        # claim can neither inject markup nor turn into a heading, quote or list item.
-        text = _one_line(text).replace("<", "&lt;").replace(">", "&gt;")
+        # claim can neither inject markup nor turn into a heading, quote or list item. An address
+        # is shown as code, which no Markdown viewer turns into a live link.
+        text = _AUTOLINKED.sub(lambda match: "`" + match.group(1) + "`", _one_line(text))
+        text = text.replace("<", "&lt;").replace(">", "&gt;")
         match = _MD_BLOCK_START.match(text)
         if match:
             if match.group(2):

@@ -5,21 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from generator.safe_yaml import load_config_with_lines
 from generator.errors import InputError
 from generator.fileio import reading
+from generator.project.wording import label_problem
 
 LABELS_NAME = "labels.yaml"
-LABEL_MAX_WORDS = 10
 
 
 class Labels:
     """The label registry (templates/labels.yaml): the only fixed words a template may show.
 
-    A label is a heading or a table word, never a sentence: at most LABEL_MAX_WORDS words and no
-    closing full stop, question or exclamation mark. Templates write `L.key`; an unknown key stops
-    the render with the registry's file name.
+    A label is a heading or a table word, never a sentence (generator.project.wording says
+    exactly what that means). Templates write `L.key`; an unknown key stops the render with the
+    registry's file name.
     """
 
     def __init__(self, texts: dict[str, str], door, source: str, extra: dict[str, str] | None = None):
@@ -47,20 +46,12 @@ def load_labels(path: Path, display: str | None = None) -> dict[str, str]:
     if not path.is_file():
         raise InputError("missing: the label registry every template uses", path=shown)
     with reading(path):
-        try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as error:
-            raise InputError(f"not valid YAML ({error})", path=shown) from None
+        raw, lines = load_config_with_lines(path.read_text(encoding="utf-8"), shown)
+    raw = raw or {}
     if not isinstance(raw, dict):
         raise InputError("expected a mapping of label key to text", path=shown, line=1)
     for key, text in raw.items():
-        validate_label(text, path=shown, field=str(key))
+        problem = label_problem(text)
+        if problem:
+            raise InputError(problem, path=shown, line=lines.line(str(key)), field=str(key))
     return {str(key): str(text) for key, text in raw.items()}
-
-
-def validate_label(text: Any, *, path: str, field: str) -> None:
-    if not isinstance(text, str) or not text.strip():
-        raise InputError("a label must be a non-empty string", path=path, field=field)
-    if len(text.split()) > LABEL_MAX_WORDS or text.rstrip().endswith((".", "!", "?")):
-        raise InputError(f"a label is a heading or a table word, not a sentence (at most {LABEL_MAX_WORDS} "
-                         f"words, no closing punctuation): put prose in the claim ledger", path=path, field=field)

@@ -14,9 +14,10 @@ Determinism: no clock is read; every mapping is emitted in sorted or configured 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
@@ -61,6 +62,7 @@ def render_outputs(project: Project, report: CheckReport, *, draft: bool = False
     labels_path = templates_dir / LABELS_NAME
     label_texts = load_labels(labels_path, display_path(labels_path))
     hashes = template_hashes(templates_dir)
+    _refuse_hidden_characters(templates_dir, hashes)
     config_hash = sha256_file(project.config_path)
     env = _environment(templates_dir)
     flagged = draft and not report.ok
@@ -113,12 +115,29 @@ def render_outputs(project: Project, report: CheckReport, *, draft: bool = False
     return rendered
 
 
+def _refuse_hidden_characters(templates_dir: Path, names: Iterable[str]) -> None:
+    """A template holding private-use characters could forge the orphan scan's marks."""
+    for name in names:
+        path = templates_dir / name
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for number, line in enumerate(text.splitlines(), start=1):
+            hidden = _PRIVATE_USE.search(line)
+            if hidden:
+                raise InputError(f"holds the private-use character U+{ord(hidden.group(0)):04X}; templates may not "
+                                 "use them (the render marks its own output with them)", path=display_path(path),
+                                 line=number)
+
+
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff]")
+
+
 def _flags(report: CheckReport, door, labels: Labels) -> list[Any]:
     flags = [door.join([labels.untraceable_count, door.data(f"{report.untraceable}/{report.total}")])]
     flags.extend(door.join([labels.untraceable, door.code(result.claim.id),
                             door.join([door.data(reason) for reason in result.reasons], "; ")], " ")
                  for result in report.failing())
     flags.extend(door.join([labels.freeze_problem, door.data(problem)], ": ") for problem in report.freeze_problems)
+    flags.extend(door.join([labels.history_problem, door.data(problem)], ": ") for problem in report.history_problems)
     return flags
 
 

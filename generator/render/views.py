@@ -10,6 +10,7 @@ from typing import Any, Iterable
 from generator.claims.report import CheckReport, ClaimResult
 from generator.errors import InputError
 from generator.project.outputs import OutputSpec, TableSpec
+from generator.project.wording import data_text_problem
 from generator.render.labels import Labels
 from generator.render.values import format_number, raw_json
 from generator.results import MISSING, RESULTS_NAME, lookup
@@ -88,13 +89,24 @@ def claim_views(spec: OutputSpec, report: CheckReport, door, labels: Labels, dra
     return views
 
 
+def _table_word(value: object, where: str) -> str:
+    """A text value from results that a table shows as a word: checked like a label."""
+    text = str(value)
+    problem = data_text_problem(text)
+    if problem:
+        raise InputError(f"cannot show {text[:60]!r} in a table: {problem}", path=RESULTS_NAME, field=where)
+    return text
+
+
 def table_view(table: TableSpec, results: dict, door, labels: Labels) -> dict:
     rows_raw = lookup(results, table.rows)
     if not isinstance(rows_raw, list):
         raise InputError(f"no list of rows at {table.rows!r}", path=RESULTS_NAME, field=table.rows)
     rows = []
     for row in rows_raw:
-        name = str(row.get(table.name, "?"))
+        if not isinstance(row, dict):
+            raise InputError("a row must be an object", path=RESULTS_NAME, field=table.rows)
+        name = _table_word(row.get(table.name, "?"), f"{table.rows}[].{table.name}")
         measured = row.get("measured", True) is not False
         cells = []
         for column in table.columns:
@@ -116,9 +128,13 @@ def table_view(table: TableSpec, results: dict, door, labels: Labels) -> dict:
                         and isinstance(bounds.get("ci95_high"), (int, float)):
                     interval = door.interval(door.data(format_number(bounds["ci95_low"], column.format)),
                                              door.data(format_number(bounds["ci95_high"], column.format)))
+            if isinstance(value, str):
+                value = _table_word(value, f"{table.rows}[search={name}].{column.key or column.path}")
             cells.append({"value": door.data(format_number(value, column.format)), "interval": interval,
                           "missing": False, "text": isinstance(value, str)})
         reason = row.get("not_measured_reason") if not measured else None
+        if reason:
+            reason = _table_word(reason, f"{table.rows}[search={name}].not_measured_reason")
         rows.append({"name": door.data(name), "measured": measured, "cells": cells,
                      "reason": door.data(reason) if reason else None})
     has_intervals = any(cell["interval"] is not None for row in rows for cell in row["cells"])

@@ -45,7 +45,7 @@ from typing import Any, Mapping, Sequence
 from generator.errors import InputError
 from generator.evaluate.diagnosis import diagnose, ndcg_verdict
 from generator.evaluate.fusion import min_max_fusion
-from generator.evaluate.metrics import macro_mean
+from generator.evaluate.metrics import Metric, macro_mean
 from generator.sandbox.bm25 import BM25Index, document_tokens, tokenize
 from generator.sandbox.inputs import LEDGER_STAGES, SandboxInputs
 
@@ -60,6 +60,11 @@ VISIBILITY_REFUSAL = (
     "refused: a 'visibility' figure divides admitted locators by declared ones ({admitted}/{declared} "
     "= {percent:.1f} %) and hides where sources were lost; every stage ratio keeps its own "
     "denominator ({stages})")
+
+
+def metrics_for(cutoff: int) -> tuple[Metric, Metric]:
+    """The sandbox's two measures: Recall@k and graded nDCG@k (gain 2^grade - 1)."""
+    return Metric(f"recall@{cutoff}", "recall", cutoff), Metric(f"nDCG@{cutoff}", "ndcg", cutoff, "exponential")
 
 
 def rank_scores(scores: Mapping[str, float], depth: int | None = None) -> list[tuple[str, float]]:

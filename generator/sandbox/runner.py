@@ -17,14 +17,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from generator import __version__
 from generator.errors import InputError
-from generator.evaluate.runfiles import write_run
-from generator.fileio import atomic_write_json, atomic_write_text, display_path, reading
+from generator.evaluate.runfiles import QRELS_COPY_NAME, write_qrels, write_run
+from generator.fileio import atomic_write_json, atomic_write_text, display_path, reading, sha256_file
+from generator.results import seal
 from generator.sandbox.bm25 import TOKEN_PATTERN
 from generator.sandbox.config import SandboxConfig
 from generator.sandbox.inputs import hash_inputs, load_inputs
 from generator.sandbox.pipeline import (RERANK_FEATURE, RUN_FILES, SandboxResult, acquisition_funnel,
-                                        refuse_visibility, run_pipeline)
+                                        metrics_for, refuse_visibility, run_pipeline)
 
 MANIFEST_NAME = "run_manifest.json"
 METRIC_DECIMALS = 6
@@ -146,12 +148,28 @@ def run_sandbox(config: SandboxConfig, *, report_visibility: bool = False) -> Sa
 
     result = run_pipeline(inputs, parameters)
     k = parameters["cutoff"]
+    run_files = {}
     for name, relative in RUN_FILES.items():
-        write_run(out / relative, result.runs[name], name, separator="\t")
-    atomic_write_text(out / "topic_error_analysis.csv", format_error_analysis(result.error_rows, k))
-    atomic_write_json(out / "stage_boundary.json", result.stage_boundary)
-    atomic_write_json(out / "acquisition_funnel.json", result.results["funnel"])
-    atomic_write_json(out / "results.json", result.results)
-    atomic_write_json(manifest_path, manifest)
+        written = write_run(out / relative, result.runs[name], name, separator="\t")
+        run_files[name] = {"path": relative, "sha256": sha256_file(written)}
+    qrels = write_qrels(out / "runs" / QRELS_COPY_NAME, inputs.qrels)
+    side_files = {
+        "topic_error_analysis.csv": atomic_write_text(out / "topic_error_analysis.csv",
+                                                      format_error_analysis(result.error_rows, k)),
+        "stage_boundary.json": atomic_write_json(out / "stage_boundary.json", result.stage_boundary),
+        "acquisition_funnel.json": atomic_write_json(out / "acquisition_funnel.json", result.results["funnel"]),
+        MANIFEST_NAME: atomic_write_json(manifest_path, manifest),
+    }
+    evidence = {
+        "inputs": hashed, "parameters": parameters, "query_ids": [topic["topic_id"] for topic in inputs.topics],
+        "per_query_key": "per_topic", "metrics": {metric.name: metric.as_manifest() for metric in metrics_for(k)},
+        "run_files": run_files,
+        "qrels_copy": {"path": f"runs/{QRELS_COPY_NAME}", "sha256": sha256_file(qrels), "queries": len(inputs.qrels),
+                       "judgements": sum(len(grades) for grades in inputs.qrels.values()),
+                       "format": "TREC qrels: query 0 document grade"},
+        "files": {name: sha256_file(path) for name, path in sorted(side_files.items())},
+    }
+    results = seal({**result.results, "manifest": evidence}, writer=f"readout sandbox {__version__}")
+    atomic_write_json(out / "results.json", results)
     return SandboxOutcome(valid=True, result=result, accepted_changes=accepted, funnel=funnel,
                           manifest_path=manifest_path)

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from generator.claims.checker import check_project
-from generator.claims.numbers import number_tokens
 from generator.cli import main
 from generator.project import load_project
 
@@ -33,26 +32,6 @@ One library, bm25s, for exact sparse search.
 """
 
 
-def _row(search, recall5, recall50, ndcg5):
-    return {"search": search, "measured": True, "model": f"{search}-model", "recall@5": recall5,
-            "recall@50": recall50, "nDCG@5": ndcg5}
-
-
-RESULTS = {
-    "documents": 5183,
-    "queries": 20,
-    "table": [
-        _row("dense", 0.61, 0.88, 0.5512),
-        _row("sparse", 0.58, 0.85, 0.52),
-        _row("hybrid", 0.66, 0.9, 0.6034),
-        {"search": "hybrid+rerank", "measured": False, "not_measured_reason": "no cross-encoder offline",
-         "model": "BAAI/bge-reranker-v2-m3", "recall@5": None, "recall@50": None, "nDCG@5": None},
-    ],
-    "same_50_rows_after_rerank": None,
-    "p95_rerank_milliseconds": None,
-    "manifest": {"inputs": {"corpus.jsonl": {"sha256": "ab12", "bytes": 10}}, "models": {"dense": {"name": "m"}}},
-}
-
 GOOD_CLAIMS = """\
   - id: rrf-constant
     output: readout
@@ -60,7 +39,7 @@ GOOD_CLAIMS = """\
     kind: factual
     text: "Hybrid fuses both lists with RRF constant 60."
     sources:
-      - design: {document: decisions.md, quote: "RRF with constant 60"}
+      - design: {document: decisions.md, quote: "Hybrid uses RRF with constant 60 over both top-50 lists."}
   - id: hybrid-beats-dense
     output: readout
     section: results
@@ -83,15 +62,15 @@ GOOD_CLAIMS = """\
 """
 
 
-def make_project(root: Path, extra_claims: str = "", *, freeze: bool = True, results=RESULTS) -> Path:
-    """A fixture project: one design document, a fake results.json and a ledger."""
+def make_project(root: Path, write_results, extra_claims: str = "", *, freeze: bool = True) -> Path:
+    """A fixture project: one design document, a sealed results.json (conftest's fixture
+    evaluation, with its run files and judgements) and a ledger."""
     (root / "design").mkdir(parents=True)
     (root / "claims").mkdir()
     (root / "outputs").mkdir()
     (root / "readout.yaml").write_text("title: Fixture\nkind: beir\n")
     (root / "design" / "decisions.md").write_text(DECISIONS)
-    if results is not None:
-        (root / "outputs" / "results.json").write_text(json.dumps(results, indent=2))
+    write_results(root / "outputs")
     write_ledger(root, extra_claims)
     if freeze:
         assert main(["freeze", str(root)]) == 0
@@ -115,11 +94,15 @@ def ledger_line(root: Path, claim_id: str) -> int:
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch, capsys):
-    root = make_project(tmp_path / "p")
+def project(tmp_path, monkeypatch, capsys, write_fixture_results):
+    root = make_project(tmp_path / "p", write_fixture_results)
     monkeypatch.chdir(root)
     capsys.readouterr()
     return root
+
+
+def results_of(root: Path) -> dict:
+    return json.loads((root / "outputs" / "results.json").read_text())
 
 
 def run(capsys, *argv):
@@ -175,7 +158,7 @@ def test_quote_found_across_line_break_reports_line_and_heading(project):
     report = check_project(load_project(project))
     evidence = report.result("rrf-constant").evidence[0]
     assert (evidence.document, evidence.line, evidence.heading, evidence.quote) == (
-        "decisions.md", 5, "Fusion", "RRF with constant 60")
+        "decisions.md", 5, "Fusion", "Hybrid uses RRF with constant 60 over both top-50 lists.")
 
 
 def test_typo_in_results_path_lists_available_keys(project, capsys):
@@ -195,7 +178,8 @@ def test_typo_in_results_path_lists_available_keys(project, capsys):
     assert out.splitlines()[0] == (
         f"claims/ledger.yaml:{line}: claim path-typo (performance): path table[search=dense].nDGC@5 not found in "
         "outputs/results.json: no key 'nDGC@5' at table[search=dense] (did you mean 'nDCG@5'?); available: "
-        "measured, model, nDCG@5, recall@5, recall@50, search")
+        "delta_nDCG@5_vs_dense, delta_recall@50_vs_dense, delta_recall@5_vs_dense, measured, model, nDCG@5, "
+        "paired_vs_dense, recall@5, recall@50, search")
 
 
 def test_unknown_row_selector_lists_row_names(project, capsys):
@@ -221,17 +205,20 @@ def test_typed_number_without_placeholder_exits_1(project, capsys):
           output: readout
           section: results
           kind: performance
-          text: "Dense reaches nDCG@5 0.55 on the sample."
+          text: "Dense reaches nDCG@5 {dense:.3f} on the sample, about 0.35."
           sources:
             - measured:
                 values: {dense: "table[search=dense].nDCG@5"}
         """)
     code, out, _ = run(capsys)
     line = ledger_line(project, "typed-number")
+    dense = results_of(project)["table"][0]["nDCG@5"]
+    assert f"{dense:.2f}" == "0.35"
     assert code == 1
     assert out.splitlines()[0] == (
-        f"claims/ledger.yaml:{line}: claim typed-number (performance): number 0.55 is typed by hand: no placeholder "
-        "or quoted design span accounts for it; it matches dense = 0.5512: write {dense:.2f}")
+        f"claims/ledger.yaml:{line}: claim typed-number (performance): number '0.35' is typed by hand: no placeholder "
+        f"fills it and no quoted design span holds it with the same words around it; it matches dense = {dense!r}: "
+        "write {dense:.2f}")
 
 
 def test_hand_typed_081_in_design_claim_exits_1(project, capsys):
@@ -240,28 +227,15 @@ def test_hand_typed_081_in_design_claim_exits_1(project, capsys):
           output: readout
           section: results
           kind: factual
-          text: "Hybrid uses RRF with constant 60 and scores 0.81."
+          text: "Hybrid uses RRF with constant 60 over both top-50 lists and scores 0.81."
           sources:
-            - design: {document: decisions.md, quote: "RRF with constant 60"}
+            - design: {document: decisions.md, quote: "Hybrid uses RRF with constant 60 over both top-50 lists."}
         """)
     code, out, _ = run(capsys)
     assert code == 1
-    assert "claim typed-081 (factual): number 0.81 is typed by hand: no placeholder or quoted design span " \
-           "accounts for it\n" in out
-    assert "number 60" not in out
-
-
-@pytest.mark.parametrize("text, numbers", [
-    ("nDCG@5 and Recall@50 with BM25 and p95", []),
-    ("Sentence Transformers v6.0.0 and all-MiniLM-L6-v2 wrote results-300.json", []),
-    ("`top_k` and https://example.org/2026/11/x are not prose", []),
-    ("a typed number in a code span still counts: `0.42`", ["0.42"]),
-    ("identifiers T-03, D-010, S-012 and IDX-L03-001 are labels", []),
-    ("20 queries, 0.81, 60, 2030, 11.1 million and 10,000 claims.", ["20", "0.81", "60", "2030", "11.1", "10,000"]),
-    ("top-50 lists on 18 August 2026.", ["50", "18", "2026"]),
-])
-def test_number_rule_separates_numbers_from_labels(text, numbers):
-    assert number_tokens(text) == numbers
+    assert "claim typed-081 (factual): number '0.81' is typed by hand: no placeholder fills it and no quoted design " \
+           "span holds it with the same words around it\n" in out
+    assert "number '60'" not in out and "number '50'" not in out
 
 
 def test_false_predicate_reports_expected_and_found(project, capsys):
@@ -278,9 +252,11 @@ def test_false_predicate_reports_expected_and_found(project, capsys):
         """)
     code, out, _ = run(capsys)
     line = ledger_line(project, "sparse-wins")
+    table = {row["search"]: row for row in results_of(project)["table"]}
     assert code == 1
     assert out.splitlines()[0] == (f"claims/ledger.yaml:{line}: claim sparse-wins (evaluative): predicate false: "
-                                   "expected sparse > dense, found dense=0.5512, sparse=0.52")
+                                   f"expected sparse > dense, found dense={table['dense']['nDCG@5']!r}, "
+                                   f"sparse={table['sparse']['nDCG@5']!r}")
 
 
 def test_evaluative_claim_without_predicate_exits_1(project, capsys):
@@ -296,7 +272,8 @@ def test_evaluative_claim_without_predicate_exits_1(project, capsys):
         """)
     code, out, _ = run(capsys)
     assert code == 1
-    assert "claim no-predicate (evaluative): evaluative claim cites measured values without a predicate" in out
+    assert ("claim no-predicate (evaluative): the claim needs a predicate because it compares ('better'): state the "
+            "comparison (for example `hybrid > dense`) so the checker can hold it") in out
 
 
 def test_claim_about_unmeasured_row_exits_1(project, capsys):
@@ -343,10 +320,12 @@ def test_claim_that_row_was_not_measured_traces(project):
 
 def test_rendered_text_and_evidence_for_measured_claim(project):
     result = check_project(load_project(project)).result("hybrid-beats-dense")
-    assert result.rendered_text == "Hybrid reaches nDCG@5 0.603 against dense 0.551."
+    table = {row["search"]: row for row in results_of(project)["table"]}
+    hybrid, dense = table["hybrid"]["nDCG@5"], table["dense"]["nDCG@5"]
+    assert result.rendered_text == f"Hybrid reaches nDCG@5 {hybrid:.3f} against dense {dense:.3f}."
     assert [(e.name, e.path, e.value, e.formatted, e.predicate_holds) for e in result.evidence] == [
-        ("hybrid", "table[search=hybrid].nDCG@5", 0.6034, "0.603", True),
-        ("dense", "table[search=dense].nDCG@5", 0.5512, "0.551", True)]
+        ("hybrid", "table[search=hybrid].nDCG@5", hybrid, f"{hybrid:.3f}", True),
+        ("dense", "table[search=dense].nDCG@5", dense, f"{dense:.3f}", True)]
 
 
 def test_quoted_key_with_dot_reaches_manifest(project):
@@ -360,7 +339,8 @@ def test_quoted_key_with_dot_reaches_manifest(project):
             - measured:
                 values: {sha: 'manifest.inputs["corpus.jsonl"].sha256'}
         """)
-    assert check_project(load_project(project)).result("manifest-hash").rendered_text == "The corpus hash is ab12."
+    assert check_project(load_project(project)).result("manifest-hash").rendered_text == (
+        "The corpus hash is " + "ab12" * 16 + ".")
 
 
 def test_struck_claim_counts_in_total_not_in_current_untraceable(project, capsys):
@@ -455,8 +435,9 @@ def test_json_format(project, capsys):
         True, 0, 3, {"untraceable": 0, "total": 3})
     assert data["by_kind"] == {"factual": {"untraceable": 0, "total": 2}, "evaluative": {"untraceable": 0, "total": 1}}
     claim = data["claims"][1]
-    assert claim["id"] == "hybrid-beats-dense" and claim["rendered_text"].startswith("Hybrid reaches nDCG@5 0.603")
-    assert claim["evidence"][0]["value"] == 0.6034
+    hybrid = results_of(project)["table"][2]["nDCG@5"]
+    assert claim["id"] == "hybrid-beats-dense" and claim["rendered_text"].startswith(f"Hybrid reaches nDCG@5 {hybrid:.3f}")
+    assert claim["evidence"][0]["value"] == hybrid
     assert list(data["inputs_sha256"]) == ["results.json"]
 
 
@@ -539,7 +520,7 @@ def test_document_name_with_dotdot_exits_2(project, capsys):
     assert code == 2
     assert out == ""
     assert err == (f"Error: claims/ledger.yaml:{line + 6}: document: claim escape: document '../readout.yaml' must "
-                   "be a relative name inside design/ (no '..', no absolute path)\n")
+                   "be a relative name inside design/ (no '..', no absolute path, no hidden name)\n")
 
 
 def test_absolute_document_name_exits_2(project, capsys):

@@ -136,7 +136,7 @@ def test_evaluate_command_writes_sample_then_300_style_results_with_comparison(s
     assert "wrote " in err and "results-300.json" in err
     outputs = project / "outputs"
     assert sorted(p.name for p in (outputs / "runs-300").iterdir()) == [
-        "dense.trec", "hybrid-rerank.trec", "hybrid.trec", "sparse.trec"]
+        "dense.trec", "hybrid-rerank.trec", "hybrid.trec", "qrels.tsv", "sparse.trec"]
     full = json.loads((outputs / "results-300.json").read_text())
     assert full["query_set"] == "all" and full["table"][3]["measured"] is True
     assert full["comparison_300"]["row"] == "hybrid+rerank"

@@ -54,3 +54,18 @@ def test_graded_ndcg_uses_exponential_gain_and_log2_discount():
         (3 + 7 / 1.5849625007211563) / (7 + 3 / 1.5849625007211563))
     assert graded_ndcg_at_k(["z"], {}, 3) == 0.0
 
+
+
+def test_pure_python_percentile_equals_numpy_bit_for_bit():
+    import random
+
+    import numpy as np
+
+    from generator.evaluate.metrics import percentile
+
+    rng = random.Random(11)
+    for _ in range(2000):
+        values = [rng.choice([rng.uniform(0, 5000), rng.random(), float(rng.randint(0, 5))])
+                  for _ in range(rng.randint(1, 40))]
+        q = rng.choice([95, 50, 2.5, 97.5, 0, 100, rng.uniform(0, 100)])
+        assert percentile(values, q) == float(np.percentile(np.asarray(values), q))

@@ -21,3 +21,17 @@ def test_trec_eval_reads_rrf_ties_in_the_tools_order(tmp_path):
     evaluator = pytrec_eval.RelevanceEvaluator({"q": {"a2": 1}}, {"P_2", "recip_rank"})
     measured = evaluator.evaluate(run)["q"]
     assert measured["recip_rank"] == 0.5
+
+
+def test_float32_rounding_and_stepping_match_numpy():
+    import random
+
+    import numpy as np
+
+    from generator.evaluate.runfiles import float32_below, to_float32
+
+    rng = random.Random(3)
+    for value in [0.0, -0.0, 1e-45, 0.016, 0.5, -0.5, 3.4e38] + [rng.uniform(-50, 50) for _ in range(2000)]:
+        assert repr(to_float32(value)) == repr(float(np.float32(value)))
+        below = float(np.nextafter(np.float32(value), np.float32(-np.inf)))
+        assert repr(float32_below(to_float32(value))) == repr(below)

@@ -95,9 +95,10 @@ def test_a_sentence_in_the_label_registry_is_refused(tmp_path, monkeypatch, caps
     labels.write_text(labels.read_text() + "sneaky: Reranking is always worth its cost.\n")
     monkeypatch.chdir(root)
     assert main(["render"]) == 2
+    line = len(labels.read_text().splitlines())  # the line just added
     assert capsys.readouterr().err == (
-        "Error: templates/labels.yaml: sneaky: a label is a heading or a table word, not a sentence (at most 10 "
-        "words, no closing punctuation): put prose in the claim ledger\n")
+        f"Error: templates/labels.yaml:{line}: sneaky: a label holds no sentence punctuation or markup ('.'): put "
+        "prose in the claim ledger\n")
 
 
 def test_a_literal_string_expression_in_a_template_is_still_an_orphan(tmp_path, monkeypatch, capsys, make_project):

@@ -34,6 +34,10 @@ def render(capsys, *argv):
     return code, captured.out, captured.err
 
 
+def _line_of(path: Path, text: str) -> int:
+    return next(number for number, line in enumerate(path.read_text().splitlines(), start=1) if text in line)
+
+
 def write_outputs_block(root: Path, outputs_block: dict) -> None:
     """Replace readout.yaml's `outputs:` block after the fixture project was made (and frozen)."""
     config = yaml.safe_load((root / "readout.yaml").read_text())
@@ -67,14 +71,14 @@ def test_html_unsafe_claim_text_comes_out_escaped(tmp_path, monkeypatch, capsys,
           kind: factual
           text: "<script>alert('x')</script> <img src=x onerror=alert('y')> nothing enters or leaves."
           sources:
-            - design: {document: decisions.md, quote: "nothing enters or leaves"}
+            - design: {document: decisions.md, quote: "The cross-encoder reorders the same 50 candidates; nothing enters or leaves."}
         - id: unsafe-md
           output: aar
           section: why
           kind: factual
           text: "<script>alert('x')</script> nothing enters or leaves."
           sources:
-            - design: {document: decisions.md, quote: "nothing enters or leaves"}
+            - design: {document: decisions.md, quote: "The cross-encoder reorders the same 50 candidates; nothing enters or leaves."}
         """)
     monkeypatch.chdir(root)
     code, _, err = render(capsys)
@@ -102,7 +106,7 @@ def test_struck_claim_renders_struck_and_omitted_claim_is_absent(tmp_path, monke
     assert code == 0, err
     texts = outputs(root)
     assert '<del>Reranking adds 12 ms per query.</del>' in texts["readout.html"]
-    assert "struck: typed by hand; the rerank row was not measured" in texts["readout.html"]
+    assert "struck: typed by hand, and the rerank row was not measured" in texts["readout.html"]
     assert "~~The lift was a big surprise.~~[^" in texts["AAR.md"]
     assert "struck: no measured comparison supports it" in texts["AAR.md"]
     for name, text in texts.items():
@@ -114,12 +118,15 @@ def test_claims_show_their_sources(project, capsys):
     assert render(capsys)[0] == 0
     html = outputs(project)["readout.html"]
     note = re.search(r'<li id="note-rrf-constant">(.*?)</li>', html).group(1)
-    assert re.sub(r"<[^>]+>", "", note) == "2design decisions.md line 5 § Fusion: RRF with constant 60"
+    assert re.sub(r"<[^>]+>", "", note) == ("2design decisions.md line 5 § Fusion: Hybrid uses RRF with constant 60 "
+                                            "over both top-50 lists.")
     note = re.search(r'<li id="note-verdict-hybrid">(.*?)</li>', html).group(1)
-    assert "<code>table[search=hybrid].nDCG@5</code> = <code>0.6034</code> shown as 0.603" in note
+    hybrid = json.loads((project / "outputs" / "results.json").read_text())["table"][2]["nDCG@5"]
+    assert f"<code>table[search=hybrid].nDCG@5</code> = <code>{hybrid!r}</code> shown as {hybrid:.3f}" in note
     teachback = outputs(project)["TEACHBACK.md"]
     assert ("The cross-encoder reorders the *same* candidates; nothing enters or leaves.[^1]\n\n"
-            "[^1]: design `decisions.md` line 9 § Reranking: “nothing enters or leaves”\n") in teachback
+            "[^1]: design `decisions.md` line 9 § Reranking: “The cross-encoder reorders the same 50 candidates; "
+            "nothing enters or leaves.”\n") in teachback
 
 
 def test_aar_carries_the_exact_first_draft_and_current_trace_score_lines(project, capsys):
@@ -138,22 +145,19 @@ def test_table_shows_four_rows_with_not_measured_reason_and_no_invented_numbers(
     rows = re.findall(r'<tr[^>]*><th scope="row">(.*?)</th>(.*?)</tr>', table)
     assert [name for name, _ in rows] == ["dense", "sparse", "hybrid", "hybrid+rerank"]
     cells = dict((name, re.findall(r"<td[^>]*>(.*?)</td>", body)) for name, body in rows)
-    assert cells["hybrid"][:3] == ["0.660", "0.900", "0.603"]
-    assert cells["hybrid"][5] == '+0.052<span class="ci">[+0.002, +0.092]</span>'
+    hybrid = json.loads((project / "outputs" / "results.json").read_text())["table"][2]
+    assert cells["hybrid"][:3] == [f"{hybrid[key]:.3f}" for key in ("recall@5", "recall@50", "nDCG@5")]
+    interval = hybrid["paired_vs_dense"]["nDCG@5"]
+    assert cells["hybrid"][5] == (f'{hybrid["delta_nDCG@5_vs_dense"]:+.3f}<span class="ci">[{interval["ci95_low"]:+.3f}, '
+                                  f'{interval["ci95_high"]:+.3f}]</span>')
     assert cells["hybrid"][6] == "no rerank"
     assert cells["hybrid+rerank"] == ["Not measured: no cross-encoder offline"]
     assert '<tr class="unmeasured"><th scope="row">hybrid+rerank</th><td colspan="7">' in table
 
 
-def test_p95_rerank_time_is_shown_when_measured(tmp_path, monkeypatch, capsys, make_project, fixture_results):
-    results = fixture_results
-    results["p95_rerank_milliseconds"] = 123.456
-    rerank = results["table"][3]
-    rerank.update(measured=True, **{"recall@5": 0.7, "recall@50": 0.9, "nDCG@5": 0.65,
-                                    "delta_recall@5_vs_dense": 0.09, "delta_recall@50_vs_dense": 0.02,
-                                    "delta_nDCG@5_vs_dense": 0.0988})
-    del rerank["not_measured_reason"]
-    root = make_project(tmp_path / "p", results=results)
+def test_p95_rerank_time_is_shown_when_measured(tmp_path, monkeypatch, capsys, make_project):
+    times = {f"q{number:02d}": 100.0 + number for number in range(1, 21)}
+    root = make_project(tmp_path / "p", results={"rerank_milliseconds": times})
     ledger = root / "claims" / "ledger.yaml"
     text = ledger.read_text()
     start = text.index("  - id: rerank-not-measured")
@@ -162,10 +166,14 @@ def test_p95_rerank_time_is_shown_when_measured(tmp_path, monkeypatch, capsys, m
     code, _, err = render(capsys)
     assert code == 0, err
     html = outputs(root)["readout.html"]
-    assert '<tr><th scope="row">hybrid+rerank</th><td>0.700</td><td>0.900</td><td>0.650</td><td>+0.090</td>' in html
-    assert "<td>123.5</td></tr>" in html
-    assert ">123.5</text>" in html  # the quality-versus-time chart
-    assert ">+0.099</text>" in html  # the deltas chart, no interval in this row
+    results = json.loads((root / "outputs" / "results.json").read_text())
+    rerank = results["table"][3]
+    assert results["p95_rerank_milliseconds"] == pytest.approx(119.05)
+    cells = "".join(f"<td>{rerank[key]:.3f}</td>" for key in ("recall@5", "recall@50", "nDCG@5"))
+    assert f'<tr><th scope="row">hybrid+rerank</th>{cells}' in html
+    assert "<td>119.0</td></tr>" in html or "<td>119.1</td></tr>" in html
+    assert f">{results['p95_rerank_milliseconds']:.1f}</text>" in html  # the quality-versus-time chart
+    assert f">{rerank['delta_nDCG@5_vs_dense']:+.3f} [" in html  # the deltas chart, with its interval
 
 
 def test_render_refuses_when_the_check_fails(tmp_path, monkeypatch, capsys, make_project):
@@ -212,7 +220,7 @@ def test_draft_renders_anyway_with_every_failure_flagged(tmp_path, monkeypatch, 
     assert "Design freeze: design/decisions.md: changed since the freeze" in html
     assert re.search(r"UNTRACEABLE: no source", html)
     assert "Always rerank. **UNTRACEABLE**[^" in texts["TEACHBACK.md"]
-    assert "> **Draft — not for release: failures flagged below**" in texts["TEACHBACK.md"]
+    assert "> **Draft, not for release: the flagged failures**" in texts["TEACHBACK.md"]
     assert '"draft":true' in texts["AAR.md"]
     # a draft is never mistaken for a release: the plain check still refuses
     assert render(capsys, "--check")[0] == 1
@@ -238,11 +246,9 @@ def test_stale_output_makes_render_check_exit_1_naming_it(project, capsys):
     assert aar.read_bytes() == edited  # --check writes nothing
 
 
-def test_changed_results_make_every_output_stale_and_name_the_input(project, capsys):
+def test_changed_results_make_every_output_stale_and_name_the_input(project, capsys, write_fixture_results):
     assert render(capsys)[0] == 0
-    results = json.loads((project / "outputs" / "results.json").read_text())
-    results["table"][2]["nDCG@5"] = 0.61
-    (project / "outputs" / "results.json").write_text(json.dumps(results, indent=2))
+    write_fixture_results(project / "outputs", hybrid_variant=1)  # a new, sealed evaluation
     code, out, _ = render(capsys, "--check")
     assert code == 1
     assert out.splitlines()[:3] == [f"outputs/{name}: stale: built from an older outputs/results.json"
@@ -310,12 +316,15 @@ def test_html_requests_nothing_and_forbids_requests_by_csp(tmp_path, monkeypatch
           kind: factual
           text: "See [the release](https://example.org/a), <https://example.org/b> and https://example.org/c; ![x](https://example.org/d.png) nothing enters or leaves."
           sources:
-            - design: {document: decisions.md, quote: "nothing enters or leaves"}
+            - design: {document: decisions.md, quote: "The cross-encoder reorders the same 50 candidates; nothing enters or leaves."}
         """)
     monkeypatch.chdir(project)
-    assert render(capsys)[0] == 0
+    code, _, err = render(capsys)
+    assert code == 1 and "remote reference in the text (image 'https://example.org/d.png')" in err
+    # even a draft, which renders untraceable claims, fetches nothing: addresses stay readable as
+    # text and links become "text (address)"
+    assert render(capsys, "--draft")[0] == 0
     html = outputs(project)["readout.html"]
-    # addresses stay readable as text, links become "text (address)"
     assert ('See the release (<span class="addr">https://example.org/a</span>), https://example.org/b and '
             'https://example.org/c; x (<span class="addr">https://example.org/d.png</span>) nothing') in html
     assert 'href="https://' not in html and 'src="https://' not in html
@@ -365,7 +374,9 @@ def test_unknown_section_block_is_an_input_error_naming_the_field(tmp_path, monk
     monkeypatch.chdir(root)
     code, _, err = render(capsys)
     assert code == 2
-    assert err == ("Error: readout.yaml: outputs.readout.sections[0].show: unknown block 'pie'; choose from "
+    line = _line_of(root / "readout.yaml", "pie") - 1  # the `show:` key above the list holding it
+    assert "show:" in (root / "readout.yaml").read_text().splitlines()[line - 1]
+    assert err == (f"Error: readout.yaml:{line}: outputs.readout.sections[0].show: unknown block 'pie'; choose from "
                    "table, quality_vs_time, deltas, provenance, claims_by_kind\n")
 
 
@@ -421,4 +432,5 @@ def test_chart_without_its_required_option_is_an_input_error(tmp_path, monkeypat
     write_outputs_block(root, config)
     monkeypatch.chdir(root)
     code, _, err = render(capsys)
-    assert (code, err) == (2, "Error: readout.yaml: outputs.readout.charts.quality_vs_time.time: missing\n")
+    line = _line_of(root / "readout.yaml", "quality_vs_time:")
+    assert (code, err) == (2, f"Error: readout.yaml:{line}: outputs.readout.charts.quality_vs_time.time: missing\n")

@@ -1,0 +1,142 @@
+"""Values attributed to the wrong thing: the sentence must name whose value it shows.
+
+A figure is only as true as its label. Three rules, each over the values a claim *shows* (its
+placeholders):
+
+- **Rows.** A value read from one row (`table[search=hybrid]...`, `per_query.hybrid...`,
+  `diagnosis.hybrid...`, `paired_vs_dense` inside a row) is shown only in a sentence that names
+  that row, by its name or a common alias (ROW_ALIASES): hybrid's change cannot be presented as
+  the reranker's lift.
+- **Queries.** A value of one query (`per_query.hybrid.13.nDCG@5`, `rerank_milliseconds.13`) is
+  shown only in a sentence that names the query id: one query's value cannot pass for the mean.
+  The id written in the text is then accounted for (it is not a hand-typed number).
+- **Query sets.** A sentence that shows values from two results files, or from any file other
+  than the release sample's results.json, shows each file's query count through a placeholder
+  bound to that file's `queries` (for example `{queries}` from results-300.json), so the sample
+  size shown is always the one measured.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from generator.results import RESULTS_NAME, Step
+
+ROW_ALIASES: dict[str, tuple[str, ...]] = {
+    "dense": ("dense", "bi-encoder"),
+    "sparse": ("sparse", "bm25", "bm25s"),
+    "hybrid": ("hybrid",),
+    "hybrid+rerank": ("hybrid+rerank", "rerank", "reranker", "reranked", "reranking", "cross-encoder"),
+    "bm25": ("bm25",),
+    "opaque": ("opaque", "supplied run"),
+    "reranked": ("reranked", "reranker", "rerank", "reranking"),
+}
+# Keys whose children are row names, and whose grandchildren are query ids.
+ROW_KEYED = ("per_query", "per_topic", "diagnosis", "diagnosis_summary", "comparison_300_by_row")
+QUERY_KEYED_BY_ROW = ("per_query", "per_topic", "diagnosis")
+QUERY_KEYED = ("rerank_milliseconds", "reranked_top_5")
+_AGGREGATE = re.compile(r"\b(mean|means|average|averaged|averages|macro|overall|across|typical|typically)\b",
+                        re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ShownValue:
+    name: str                 # the placeholder
+    file: str                 # results file, relative to outputs/
+    steps: tuple[Step, ...]
+
+
+def rows_of(steps: tuple[Step, ...]) -> set[str]:
+    """Every row a value belongs to: its own row, and the baseline a change is measured against
+    (`delta_nDCG@5_vs_dense`, `paired_vs_dense`, `comparisons.hybrid+rerank_vs_hybrid`)."""
+    rows = {row} if (row := row_of(steps)) is not None else set()
+    for step in steps:
+        if step.kind == "key":
+            match = re.search(r"(?:^|_)vs_(.+)$", step.key)
+            if match:
+                rows.add(match.group(1))
+                head = step.key[:match.start()]
+                if head and not head.startswith(("delta", "paired")):
+                    rows.add(head)
+    return rows
+
+
+def named_rows(text: str, known: Iterable[str]) -> set[str]:
+    return {row for row in known if mentions_row(text, row)}
+
+
+def row_of(steps: tuple[Step, ...]) -> str | None:
+    if not steps:
+        return None
+    first = steps[0]
+    if first.kind == "key" and first.key == "table" and len(steps) > 1 and steps[1].kind == "select":
+        return steps[1].value
+    if first.kind == "key" and first.key in ROW_KEYED and len(steps) > 1 and steps[1].kind == "key":
+        return steps[1].key
+    return None
+
+
+def query_of(steps: tuple[Step, ...]) -> str | None:
+    if len(steps) > 2 and steps[0].key in QUERY_KEYED_BY_ROW and steps[2].kind == "key":
+        return steps[2].key
+    if len(steps) > 1 and steps[0].key in QUERY_KEYED and steps[1].kind == "key":
+        return steps[1].key
+    return None
+
+
+def mention_spans(text: str, row: str) -> list[tuple[int, int]]:
+    """Where the sentence names a row, by its name or an alias, as a whole word (`hybrid` inside
+    "hybrid+rerank" names the rerank row, not hybrid)."""
+    lowered = text.lower()
+    return [(match.start(), match.end()) for word in ROW_ALIASES.get(row, (row,))
+            for match in re.finditer(r"(?<![\w+-])" + re.escape(word.lower()) + r"(?![\w+]|-(?=\w))", lowered)]
+
+
+def mentions_row(text: str, row: str) -> bool:
+    return bool(mention_spans(text, row))
+
+
+def query_spans(text: str, query: str) -> list[tuple[int, int]]:
+    """Where the query id appears in the text as a token of its own."""
+    return [(match.start(), match.end())
+            for match in re.finditer(r"(?<![\w.-])" + re.escape(query) + r"(?![\w-]|\.\d)", text)]
+
+
+def attribution_reasons(shown: Iterable[ShownValue], visible_text: str, queries_placeholders: Mapping[str, str],
+                        query_set_files: set[str], primary: str = RESULTS_NAME) -> list[str]:
+    """Every broken attribution rule (see the module docstring), one reason each.
+
+    `queries_placeholders` maps a results file to the placeholder the claim shows its `queries`
+    through (files whose count the claim does not show are absent); `query_set_files` are the
+    files measured on a query set (they hold an integer `queries`), the only ones the third rule
+    is about.
+    """
+    reasons = []
+    shown = list(shown)
+    for value in shown:
+        row = row_of(value.steps)
+        if row is not None and not mentions_row(visible_text, row):
+            aliases = " or ".join(repr(alias) for alias in ROW_ALIASES.get(row, (row,))[:3])
+            reasons.append(f"{{{value.name}}} is a value of row {row}, but the sentence does not name that row "
+                           f"(say {aliases}): a figure is only as true as its label")
+        query = query_of(value.steps)
+        if query is not None and not query_spans(visible_text, query):
+            reasons.append(f"{{{value.name}}} is the value of query {query} alone, but the sentence does not name "
+                           f"query {query}: one query's value must not pass for the mean")
+        elif query is not None and _AGGREGATE.search(visible_text):
+            reasons.append(f"{{{value.name}}} is the value of query {query} alone, but the sentence speaks of "
+                           f"{_AGGREGATE.search(visible_text).group(0)!r}: one query's value must not pass for the mean")
+    files = sorted({value.file for value in shown if not _counts_itself(value) and value.file in query_set_files})
+    if len(files) > 1 or (files and files[0] != primary):
+        for file in files:
+            if file not in queries_placeholders:
+                reasons.append(f"values come from {file}{' and ' + ', '.join(f for f in files if f != file) if len(files) > 1 else ''}; "
+                               f"show its query count with a placeholder bound to {file}'s `queries` so the "
+                               f"sample size a reader sees is the one measured")
+    return reasons
+
+
+def _counts_itself(value: ShownValue) -> bool:
+    return len(value.steps) == 1 and value.steps[0].kind == "key" and value.steps[0].key in ("queries", "query_set")

@@ -1,0 +1,96 @@
+"""From rankings to the figures of a results file: per-query metrics, row means, changes over the
+baseline with their paired statistics, the candidate diagnosis and the rerank summary.
+
+Pure: it takes rankings and judgements (wherever they came from: the four retrieval rows, a
+run file, a test fixture) and returns JSON-ready data. The checker re-derives the same figures
+from the written run files (generator.claims.rederive), so both must use these definitions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from generator.evaluate.diagnosis import count_verdicts, diagnose, recall_verdict
+from generator.evaluate.metrics import (DELTA_METRICS, ROW_METRICS, Metric, macro_mean, p95, per_query_metrics,
+                                        same_candidate_sets, signed_delta)
+from generator.evaluate.uncertainty import paired_comparison
+
+Ranking = list[tuple[str, float]]
+BASELINE = "dense"
+DIAGNOSIS_CUTOFF = 5
+
+
+@dataclass(frozen=True)
+class RowRun:
+    """One row to score: its rankings per query, or None with the reason it was not measured."""
+
+    name: str
+    label: str | None
+    rankings: Mapping[str, Ranking] | None
+    not_measured_reason: str | None = None
+
+
+def _row_entry(row: RowRun, per_query: Mapping[str, Mapping[str, float]] | None,
+               baseline: Mapping[str, Mapping[str, float]], query_ids: Sequence[str],
+               metrics: Sequence[Metric], bootstrap_resamples: int, seed: int) -> dict[str, Any]:
+    entry: dict[str, Any] = {"search": row.name, "model": row.label}
+    if per_query is None:
+        entry.update({"measured": False, "not_measured_reason": row.not_measured_reason})
+        for metric in metrics:
+            entry[metric.name] = None
+        for name in DELTA_METRICS:
+            entry[f"delta_{name}_vs_{BASELINE}"] = None
+        entry[f"paired_vs_{BASELINE}"] = None
+        return entry
+    entry["measured"] = True
+    for metric in metrics:
+        entry[metric.name] = macro_mean(per_query[q][metric.name] for q in query_ids)
+    entry[f"paired_vs_{BASELINE}"] = {}
+    for name in DELTA_METRICS:
+        baseline_mean = macro_mean(baseline[q][name] for q in query_ids)
+        entry[f"delta_{name}_vs_{BASELINE}"] = signed_delta(entry[name], baseline_mean)
+        entry[f"paired_vs_{BASELINE}"][name] = paired_comparison(
+            [per_query[q][name] for q in query_ids], [baseline[q][name] for q in query_ids],
+            bootstrap_resamples=bootstrap_resamples, seed=seed)
+    return entry
+
+
+def score_rows(rows: Sequence[RowRun], judgements: Mapping[str, Mapping[str, int]], query_ids: Sequence[str], *,
+               bootstrap_resamples: int, seed: int, metrics: Sequence[Metric] = ROW_METRICS) -> dict[str, Any]:
+    """`table`, `per_query`, `diagnosis` and `diagnosis_summary` for the measured rows."""
+    per_query: dict[str, dict[str, dict[str, float]]] = {}
+    diagnosis: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        if row.rankings is None:
+            continue
+        per_query[row.name] = {}
+        diagnosis[row.name] = {}
+        for q in query_ids:
+            ranked = [doc_id for doc_id, _ in row.rankings.get(q, [])]
+            grades = judgements.get(q, {})
+            per_query[row.name][q] = per_query_metrics(ranked, grades, metrics)
+            found = diagnose(ranked, grades, DIAGNOSIS_CUTOFF)
+            diagnosis[row.name][q] = {"missed_by_candidates": found.not_in_candidates,
+                                      f"ranked_below_{DIAGNOSIS_CUTOFF}": found.ranked_below,
+                                      "diagnosis": recall_verdict(found)}
+    table = [_row_entry(row, per_query.get(row.name), per_query[BASELINE], query_ids, metrics,
+                        bootstrap_resamples, seed) for row in rows]
+    return {"table": table, "per_query": per_query, "diagnosis": diagnosis,
+            "diagnosis_summary": {row: count_verdicts({q: entry["diagnosis"] for q, entry in by_query.items()})
+                                  for row, by_query in diagnosis.items()}}
+
+
+def rerank_summary(hybrid: Mapping[str, Ranking], reranked: Mapping[str, Ranking] | None,
+                   milliseconds: Mapping[str, float] | None, query_ids: Sequence[str]) -> dict[str, Any]:
+    """What the spec asks of the rerank row; nulls when it was not measured."""
+    if reranked is None or milliseconds is None:
+        return {"same_50_rows_after_rerank": None, "p95_rerank_milliseconds": None, "rerank_milliseconds": None,
+                "reranked_top_5": {}}
+    return {
+        "same_50_rows_after_rerank": same_candidate_sets({q: [d for d, _ in hybrid[q]] for q in query_ids},
+                                                         {q: [d for d, _ in reranked[q]] for q in query_ids}),
+        "p95_rerank_milliseconds": p95([milliseconds[q] for q in query_ids]),
+        "rerank_milliseconds": {q: milliseconds[q] for q in query_ids},
+        "reranked_top_5": {q: [{"corpus_id": d, "score": float(s)} for d, s in reranked[q][:5]] for q in query_ids},
+    }

@@ -1,0 +1,467 @@
+"""The numeral recogniser: every number a reader sees in a claim's rendered text, however spelled.
+
+A claim traces only when each number a reader sees in it comes from a placeholder filled from
+measured results or lies inside a quoted span of a design document. This module finds the numbers
+(`find_numerals`), gives their value where one is well defined (`numeral_value`), and decides
+whether one lies inside a design quote (`inside_quoted_span`). It reads plain text (Markdown
+already rendered, so `&#56;1` has become `81`); it imports only the standard library.
+
+Normalisation. The text is read through Unicode NFKC, character by character, so that every
+spelling a reader sees as digits is digits here: superscripts (`²` is 2), full-width digits
+(`８１` is 81), circled digits (`①`), vulgar fractions (`½` is 1⁄2, with the fraction slash
+U+2044). Also: the minus sign U+2212 and the hyphens U+2010/U+2011 are read as `-`. Two marks
+keep values readable: a vulgar fraction glued to a digit is a mixed number (`1½` is 1 1⁄2, not
+11⁄2) and superscript digits glued to a letter or digit are an exponent (`10²` is 10^2, not 102;
+`10^2` typed with a caret reads the same). Every numeral keeps offsets into the text as passed in
+(`text[n.start:n.end] == n.token`, the whole token as written: `½`, `²`, `eighty-one`), and a
+`normalized` form: NFKC, lowercased, whitespace runs made one space, with the two marks above
+written as a space and `^` (`½` is `1⁄2`, `1½` is `1 1⁄2`, `10²` is `10^2`, `Eighty  One` is
+`eighty one`).
+The characters U+E010 and U+E011 (the caller's marks around placeholder output) separate tokens
+like a space does: they never glue a number to its neighbour or hide one.
+
+Tokens. A token is a run of letters, digits and `_`, with the inner joiners `. - + / @ ' ’ ^ ⁄ ×`
+kept where they join two such runs, and `,` kept between two digits; a token may open with a
+sign (`-`, `+`, `±` or `.` directly before a digit, not after a letter or digit: `-0.04`, `.81`)
+or with `×` (`× 2`), and may close with `%`, `‰` or `×`. Inside a token each run of digits (with
+its `,ddd` thousands groups, `.d` decimals and an exponent `e-3`) is judged on its own:
+
+- A run that opens its token is a number: `20`, `0.81`, `.81`, `-0.04`, `+0.048`, `10,000`,
+  `1e-3`, `300-query` (the numeral is `300`: the word after the hyphen is another word). Why: a
+  reader takes a token that starts with a digit as a quantity whatever follows it.
+- Letters glued after the digits stay in the numeral, as units (`12ms`, `3GB`, `2030s`), and so
+  does a closing `%` or `‰` (`95%`); `st nd rd th` make an *ordinal* (`3rd`, `21st`, `4th`), `x`
+  or `×` a *multiplier* (`2x`, `1.5×`), `fold` or `-fold` a multiplier (`3-fold`). Why: `12ms` is
+  twelve milliseconds to a reader, not a label.
+- A run with a decimal point is always a numeral, even inside an identifier: `python3.11` holds
+  `3.11`, `bge-small-en-v1.5` holds `v1.5`. Why: a dotted number is a version or a measurement and
+  either way a fact the reader can check. It is a *version* when it has two or more dots (`1.2.3`)
+  or opens with a `v` that opens its word part (`v6.0.0`, `v1.5`); versions have no value.
+- Integer/integer is a *fraction*: `1/2`, `3/4`, `½` (1⁄2), `1½`. Why: a reader sees one value,
+  one half, not the numbers 1 and 2. (So a date written `9/18` reads as a fraction too.)
+- Otherwise a run inside a token is a *label*, not a numeral, when it directly follows a letter
+  (`BM25`, `BM25's`, `bm25s`, `p95`, `k1`, `sha256`, `CC0`, `MiniLM-L6-v2`,
+  `BAAI/bge-reranker-v2-m3`), an `@` (`nDCG@5`, `Recall@50`, `NDCG@3`), or a hyphen that follows a
+  capital letter, itself followed by at most three digits (`T-03`, `D-010`, `S-012`, the `001` of
+  `IDX-L03-001`, `GPT-4`). Why: these name a metric, a model or an identifier; they are not a
+  quantity. The same holds after a superscript mark glued to a letter (`R²`, `km²`).
+- Every other run inside a token is a number, reported as just its digits: after a lowercase word
+  and a hyphen (`top-50` holds `50`, `results-300.json` holds `300`), after `_`, `/`, `+`, `.` or
+  `'`. Why: `top-50` is fifty results; only the capital-letter-hyphen form is an identifier.
+- Dimensions: a run after `x` or `×` that follows a digit is a number (`5x5`, `2×3`: both 5s, the
+  2 and the 3); a lone lowercase `x` before a number is a multiplier (`x2`, `x1.5`), as is `×`
+  (`×2`, `× 2`). Why: `x2` and `× 2` read as "times two".
+- An exponent after a number stays in it (`10^3`, `10²`, `10⁻³`).
+
+Words (whole words, any case):
+
+- *Number words*: zero to nineteen, twenty to ninety, hundred, thousand, million, billion,
+  trillion, dozen, and the plurals tens, dozens, hundreds, thousands, millions, billions,
+  trillions (which have no value). Adjacent number words, joined by a hyphen or whitespace, form
+  one numeral (`eighty-one`, `Eighty One`, `twenty five`), as does `and` after a scale word (`one
+  hundred and five`). Why: `five rows` states a count as plainly as `5 rows`. `one` is a number
+  word like any other (`one-hot` holds one); the caller decides what is accounted for.
+- *Multipliers*: twice, thrice, double, triple, quadruple and their -d/-s/-ing forms (doubled,
+  doubles, doubling), half, halved, halves, halving, and number word + `fold` (`tenfold`,
+  `two-fold`, `hundredfold`). Why: "twice as fast" is the number 2. (`double` in `double-check`
+  counts too: the rule cannot tell the senses apart, and rephrasing is cheap.)
+
+Not numerals, by decision: ordinal words (`first`, `second`, `third`: too common in prose, and
+`second` is also a unit of time); `a third` or `a quarter` as fractions (they are those same
+words); vague or idiomatic counts (`once`, `single`, `pair`, `couple`, `both`, `several`, `few`);
+Roman numerals (`Phase II`, and `Ⅻ`, which NFKC makes letters). A unit suffix never scales a value
+(`300k` is 300, `5M` is 5).
+
+The quote rule (`inside_quoted_span`): a numeral is accounted for by a design quote only when it
+lies inside the quoted span, that is when the quote holds the same numeral (equal normalized
+forms) with the same words around it. See that function.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+KINDS = ("number", "number word", "multiplier", "version", "ordinal", "fraction")
+
+PLACEHOLDER_OPEN = "\ue010"
+PLACEHOLDER_CLOSE = "\ue011"
+
+_WORD = re.compile(rf"[^\s{PLACEHOLDER_OPEN}{PLACEHOLDER_CLOSE}]+")
+_EDGE_PUNCTUATION = re.compile(r"^\W+|\W+$")
+
+_MIXED = "\u2064"  # INVISIBLE PLUS: marks a vulgar fraction glued to a digit (1½ -> 1 1⁄2)
+_POWER = "^"       # marks superscript digits glued to a letter or digit (10² -> 10^2)
+_FRACTION_SLASH = "\u2044"
+
+_EXTRA = str.maketrans({"\u2212": "-", "\u2010": "-", "\u2011": "-"})
+_CHARS: dict[str, tuple[str, bool, bool]] = {}
+_UNCHANGED = {PLACEHOLDER_OPEN, PLACEHOLDER_CLOSE}  # characters NFKC leaves alone (seen so far)
+
+_DIGIT = re.compile(r"\d")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+_LEAD = r"(?:(?<![\w.,])[-+±.](?=\d)|(?<!\w)×[^\S\n]*(?=\d))"
+_JOIN = rf"(?:[.\-+/@'’{_FRACTION_SLASH}×{_MIXED}]|\^[-+]?|(?<=\d),(?=\d))"
+_TOKEN = re.compile(rf"(?P<lead>{_LEAD})?(?<!\w)(?P<body>(?:\w+{_JOIN})*?\w*?\d\w*(?:{_JOIN}\w+)*)[%‰×]?")
+_CHUNK = re.compile(rf"[\w.\-+/@'’{_FRACTION_SLASH}×{_MIXED}^,±%‰]*")  # a superset of token characters
+_TIMES_BEFORE = re.compile(r"[^\S\n]+×")  # on the reversed text: `× ` before a chunk opens `× 2`
+_PLAIN = re.compile(r"(\d+(?:,\d{3}(?!\d))*(?:\.\d+)*)[.,]?")  # a chunk that is a plain number
+_RUN = re.compile(r"\d+(?:,\d{3}(?!\d))*(?:\.\d+)*(?:[eE][-+]?\d+(?![^\W\d_]))?")
+_EXPONENT = re.compile(r"\^[-+]?\d+")
+_DENOMINATOR = re.compile(rf"[/{_FRACTION_SLASH}](\d+)(?![.,]\d)")
+_MIXED_FRACTION = re.compile(rf"{_MIXED}\d+{_FRACTION_SLASH}\d+")
+_FOLD_SUFFIX = re.compile(r"-?fold(?![^\W\d_])", re.IGNORECASE)
+_LETTERS = re.compile(r"[^\W\d_]+")
+_CAPITAL_HYPHEN = re.compile(r"(?:(?<=[A-Z])|(?<=[A-Z]\d)|(?<=[A-Z]\d\d)|(?<=[A-Z]\d\d\d))-")
+_ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th"})
+
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+          "fifteen sixteen seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9,
+           "trillion": 10**12, "dozen": 12}
+_PLURALS = "tens dozens hundreds thousands millions billions trillions".split()
+_WORD_VALUES = {**{w: i for i, w in enumerate(_UNITS)}, **{w: 20 + 10 * i for i, w in enumerate(_TENS)}}
+_MULTIPLIER_VALUES = (("twice", 2), ("thrice", 3), ("doubl", 2), ("tripl", 3), ("quadrupl", 4),
+                      ("half", 0.5), ("halv", 0.5))
+
+
+def _trie(words) -> str:
+    """One regular expression for `words`, branching a letter at a time (much faster to scan)."""
+    tree: dict = {}
+    for word in words:
+        node = tree
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict) -> str:
+        arms = [re.escape(char) + branch(child) for char, child in sorted(node.items()) if char]
+        if not arms:
+            return ""
+        body = arms[0] if len(arms) == 1 else "(?:" + "|".join(arms) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return branch(tree)
+
+
+_MULTIPLIER_WORDS = ["twice", "thrice", "half", "halved", "halves", "halving",
+                     *(stem + ending for stem in ("doubl", "tripl", "quadrupl") for ending in ("e", "ed", "es", "ing"))]
+_NUMBER_WORD = _trie([*_UNITS, *_TENS, *_SCALES, *_PLURALS])
+_AFTER_SCALE = "|".join(f"(?<={scale})" for scale in _SCALES)
+_WORDS_PATTERN = (rf"\b(?:(?P<multiplier>{_trie(_MULTIPLIER_WORDS)})"
+                  rf"|{_NUMBER_WORD}(?:(?:-|\s+|(?:{_AFTER_SCALE})\s+and\s+){_NUMBER_WORD})*(?P<fold>-?fold)?)\b")
+_WORDS = re.compile(_WORDS_PATTERN)  # on lowercased text: re.IGNORECASE makes the scan slow
+_WORDS_ANY_CASE = re.compile(_WORDS_PATTERN, re.IGNORECASE)  # when lowercasing changes the length
+_WORD_PARTS = re.compile(r"[a-z]+")
+_NUMBER_VALUE = re.compile(r"([-+±]?)(\.?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?)(?:\^([-+]?\d+))?")
+_FRACTION_PARTS = re.compile(rf"([-+±]?)(?:(\d+) )?(\d+)[/{_FRACTION_SLASH}](\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Numeral:
+    """One numeral: `text[start:end] == token` in the text given to `find_numerals`."""
+
+    start: int
+    end: int
+    token: str
+    normalized: str
+    kind: str
+
+
+def find_numerals(text: str) -> list[Numeral]:
+    """Every numeral in `text` (plain text), in order, by the rules in this module's docstring."""
+    normal, starts, ends = _normalise(text)
+    spans: list[tuple[int, int, str]] = []
+    if _DIGIT.search(normal):
+        _scan_digits(normal, spans)
+    lowered = normal.lower()
+    if len(lowered) != len(normal):
+        lowered = normal
+        words = _WORDS_ANY_CASE.finditer(normal)
+    else:
+        words = _WORDS.finditer(lowered)
+    for word in words:
+        spans.append((word.start(), word.end(),
+                      "multiplier" if word.group("multiplier") or word.group("fold") else "number word"))
+    if not spans:
+        return []
+    spans.sort()
+    numerals = []
+    for start, end, kind in spans:
+        normalized = lowered[start:end]
+        if not normalized.isascii() or " " in normalized or lowered is normal:
+            normalized = " ".join(normalized.lower().replace(_MIXED, " ").split())
+        if starts is not None:
+            start, end = starts[start], ends[end - 1]
+        numerals.append(Numeral(start, end, text[start:end], normalized, kind))
+    return numerals
+
+
+def _normalise(text: str) -> tuple[str, list[int] | None, list[int] | None]:
+    """NFKC by character, with the source span of every character of the result (None: same)."""
+    if text.isascii() or _UNCHANGED.issuperset(_NON_ASCII.findall(text)):
+        return text, None, None
+    parts: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    position = 0
+    last = ""
+    previous_superscript = False
+    for match in _NON_ASCII.finditer(text):
+        index = match.start()
+        if index > position:
+            parts.append(text[position:index])
+            starts.extend(range(position, index))
+            ends.extend(range(position + 1, index + 1))
+            last = text[index - 1]
+            previous_superscript = False
+        normal, superscript, fraction = _character(text[index])
+        if superscript and not previous_superscript and (last.isalnum() or last == "_"):
+            normal = _POWER + normal
+        elif fraction and last.isdigit():
+            normal = _MIXED + normal
+        parts.append(normal)
+        starts.extend([index] * len(normal))
+        ends.extend([index + 1] * len(normal))
+        if normal:
+            last = normal[-1]
+        previous_superscript = superscript
+        position = index + 1
+    if position < len(text):
+        parts.append(text[position:])
+        starts.extend(range(position, len(text)))
+        ends.extend(range(position + 1, len(text) + 1))
+    return "".join(parts), starts, ends
+
+
+def _character(char: str) -> tuple[str, bool, bool]:
+    """A character's NFKC form, whether it is a superscript digit or sign, whether a vulgar fraction."""
+    known = _CHARS.get(char)
+    if known is None:
+        normal = unicodedata.normalize("NFKC", char).translate(_EXTRA)
+        superscript = (unicodedata.decomposition(char).startswith("<super>")
+                       and normal[:1] in set("0123456789+-"))
+        fraction = _FRACTION_SLASH in normal and char != _FRACTION_SLASH
+        known = _CHARS[char] = (normal, superscript, fraction)
+        if normal == char and len(_UNCHANGED) < 4096:
+            _UNCHANGED.add(char)
+    return known
+
+
+def _scan_digits(text: str, spans: list[tuple[int, int, str]]) -> None:
+    """Append the numerals of every token holding a digit. Only the run of token characters
+    around each digit is tokenised (scanning the whole text with `_TOKEN` is several times slower),
+    and a run that is a plain number, perhaps closing a sentence (`0.81`, `2030.`), skips `_TOKEN`."""
+    reverse = text[::-1]
+    length = len(text)
+    has_times = "×" in text
+    digit = _DIGIT.search(text)
+    while digit is not None:
+        left = digit.start()
+        if left and not text[left - 1].isspace():
+            left = length - _CHUNK.match(reverse, length - left).end()
+        right = _CHUNK.match(text, digit.end()).end()
+        times = has_times and _TIMES_BEFORE.match(reverse, length - left)
+        plain = None if times else _PLAIN.fullmatch(text, left, right)
+        if plain:
+            number = plain.group(1)
+            spans.append((left, left + len(number), "version" if number.count(".") >= 2 else "number"))
+        else:
+            for token in _TOKEN.finditer(text, length - times.end() if times else left, right):
+                _scan_token(text, token, spans)
+        digit = _DIGIT.search(text, right)
+
+
+def _scan_token(text: str, token: re.Match, spans: list[tuple[int, int, str]]) -> None:
+    """Append the numerals of one token (a match of `_TOKEN`) as (start, end, kind)."""
+    body = token.start("body")
+    end = token.end()
+    consumed = body
+    for run in _RUN.finditer(text, body, token.end("body")):
+        start, stop = run.span()
+        if start < consumed:
+            continue
+        digits = run.group()
+        kind = "number"
+        if start == body:
+            lead = token.group("lead")
+            if lead:
+                start = token.start()
+                kind = "multiplier" if lead[0] == "×" else "number"
+            if digits.count(".") + (lead == ".") >= 2:
+                kind = "version"
+        elif text[start - 1] == "x" and start - 1 == body and stop == token.end("body"):
+            start -= 1
+            kind = "multiplier"
+        elif "." in digits:
+            leading_v = text[start - 1] in "vV" and (start - 1 == body or not text[start - 2].isalpha())
+            if leading_v:
+                start -= 1
+            kind = "version" if leading_v or digits.count(".") >= 2 else "number"
+        else:
+            kind = _inner_kind(text, body, start)
+            if kind is None:
+                continue
+        stop, kind = _extend(text, digits, stop, end, kind)
+        spans.append((start, stop, kind))
+        consumed = stop
+
+
+def _inner_kind(text: str, body: int, start: int) -> str | None:
+    """The kind of an undotted digit run that does not open its token; None for a label."""
+    before = text[start - 1]
+    if before == "@":
+        return None
+    if before == "-":
+        return None if _CAPITAL_HYPHEN.match(text, start - 1) else "number"
+    if before == _POWER:
+        return None if text[start - 2].isalpha() else "number"
+    if before in "x×" and start - 2 >= body and text[start - 2].isdigit():
+        return "number"
+    if before.isalpha():
+        return None
+    return "number"
+
+
+def _extend(text: str, digits: str, stop: int, end: int, kind: str) -> tuple[int, str]:
+    """What follows a numeral's digits inside its token: exponent, fraction, fold, unit, %, ×."""
+    integer = digits.isdigit()
+    if stop < end and text[stop] == _POWER and (power := _EXPONENT.match(text, stop, end)):
+        stop = power.end()
+    elif integer and stop < end and (fraction := _DENOMINATOR.match(text, stop, end)):
+        return fraction.end(), "fraction"
+    elif integer and stop < end and (mixed := _MIXED_FRACTION.match(text, stop, end)):
+        return mixed.end(), "fraction"
+    if stop < end and (fold := _FOLD_SUFFIX.match(text, stop, end)):
+        return fold.end(), "multiplier"
+    if stop < end and (letters := _LETTERS.match(text, stop, end)):
+        suffix = letters.group().lower()
+        if suffix in _ORDINAL_SUFFIXES and integer:
+            return letters.end(), "ordinal"
+        if suffix == "x":
+            if letters.end() < end and text[letters.end()].isdigit():
+                return stop, kind
+            return letters.end(), "multiplier"
+        stop = letters.end()
+    if stop < end and text[stop] in "%‰":
+        stop += 1
+    elif stop < end and text[stop] == "×" and not (stop + 1 < end and text[stop + 1].isdigit()):
+        return stop + 1, "multiplier"
+    return stop, kind
+
+
+def numeral_value(numeral: Numeral) -> float | None:
+    """The numeral's value where one is well defined: 0.5 for `½` and `half`, 81 for `eighty-one`,
+    2 for `twice` and `2x`, 10000 for `10,000`; None for versions and vague plurals (`thousands`).
+    A sign counts (`-0.04`), a unit does not (`12ms` is 12, `95%` is 95)."""
+    text = numeral.normalized
+    kind = numeral.kind
+    if kind == "version":
+        return None
+    if kind == "number word":
+        return _words_value(text)
+    if kind == "multiplier":
+        for stem, value in _MULTIPLIER_VALUES:
+            if text.startswith(stem):
+                return float(value)
+        if text.endswith("fold"):
+            prefix = text[:-4].rstrip("-")
+            return _number_value(prefix) if _DIGIT.search(prefix) else _words_value(prefix)
+        return _number_value(text.lstrip("x×").strip())
+    if kind == "fraction":
+        sign, whole, numerator, denominator = _FRACTION_PARTS.search(text).groups()
+        if int(denominator) == 0:
+            return None
+        value = int(whole or 0) + int(numerator) / int(denominator)
+        return -value if sign == "-" else value
+    return _number_value(text)
+
+
+def _number_value(text: str) -> float | None:
+    match = _NUMBER_VALUE.match(text)
+    if match is None:
+        return None
+    sign, digits, exponent = match.groups()
+    try:
+        value = float(digits.replace(",", ""))
+        if exponent is not None:
+            value = value ** int(exponent)
+    except (ArithmeticError, ValueError):  # 0^-1, 9^9999: no value a reader could check
+        return None
+    return -value if sign == "-" else value
+
+
+def _words_value(text: str) -> float | None:
+    total = current = 0
+    for word in _WORD_PARTS.findall(text):
+        if word == "and":
+            continue
+        if word in _WORD_VALUES:
+            current += _WORD_VALUES[word]
+        elif word in ("hundred", "dozen"):
+            current = (current or 1) * _SCALES[word]
+        elif word in _SCALES:
+            total += (current or 1) * _SCALES[word]
+            current = 0
+        else:
+            return None
+    return float(total + current)
+
+
+def inside_quoted_span(text: str, numeral: Numeral, quote: str) -> bool:
+    """Whether `numeral` (found in `text`) lies inside the quoted span `quote`.
+
+    True when the quote holds a numeral with the same normalized form whose surroundings agree
+    with the claim's. Both texts are split into words at whitespace (and at the placeholder marks);
+    a word is compared lowercased, NFKC-normalised, with its surrounding punctuation stripped, and
+    words that are only punctuation (`—`) are passed over. For each occurrence in the quote:
+    the words holding the numeral must be equal (so `top-50` is not `depth-50`; `2030.` is
+    `2030,`); of the previous and the next word (None at the start or end), at least one must
+    exist on both sides, and every one that exists on both sides must agree. A quote that is
+    exactly the numeral accounts for it. So "RRF with constant 60, and" is not inside "RRF with
+    constant 60, ties broken by first appearance" (`and` is not `ties`), and "by 2030." is inside
+    "by 2030, which" (only `by` is comparable, and it agrees).
+    """
+    occurrences = [found for found in find_numerals(quote) if found.normalized == numeral.normalized]
+    if not occurrences:
+        return False
+    claim = _surroundings(text, numeral.start, numeral.end)
+    for found in occurrences:
+        if not quote[:found.start].strip() and not quote[found.end:].strip():
+            return True
+        before, holding, after = _surroundings(quote, found.start, found.end)
+        if holding != claim[1]:
+            continue
+        pairs = [(mine, theirs) for mine, theirs in ((claim[0], before), (claim[2], after))
+                 if mine is not None and theirs is not None]
+        if pairs and all(mine == theirs for mine, theirs in pairs):
+            return True
+    return False
+
+
+def _surroundings(text: str, start: int, end: int) -> tuple[str | None, str, str | None]:
+    """(previous word, the words holding text[start:end], next word), each compared form."""
+    before = after = None
+    holding = []
+    for word in _WORD.finditer(text):
+        if word.end() <= start:
+            compared = _compared(word.group())
+            if compared:
+                before = compared
+        elif word.start() >= end:
+            compared = _compared(word.group())
+            if compared:
+                after = compared
+                break
+        else:
+            holding.append(word.group())
+    return before, _compared(" ".join(holding)), after
+
+
+def _compared(word: str) -> str:
+    if not word.isascii():
+        word = unicodedata.normalize("NFKC", word).translate(_EXTRA)
+    return _EDGE_PUNCTUATION.sub("", word.lower())

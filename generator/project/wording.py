@@ -1,0 +1,83 @@
+"""Fixed wording outside the ledger: labels, the title, section titles, column labels and strike
+reasons. They are headings and table words, never sentences, so they cannot carry a claim past
+the checker:
+
+- at most `max_words` words (10 for labels and titles);
+- no sentence punctuation (`.`, `!`, `?`, `;`) and no Markdown or HTML markup (`*`, `_`, `` ` ``,
+  `<`, `>`, `[`, `]`, `~`, `#`, `|`, `&`);
+- no numerals in any spelling (generator.numerals: digits, number words, multipliers, versions);
+  the digits of a name are not numerals (`nDCG@5`, `Recall@50`, `p95`, `sha256`, `BM25`), so
+  names stay; a number shown to a reader comes from results or a quoted design span, through a
+  claim;
+- no private-use or control characters (the render marks its own output with private-use
+  characters; a label must not be able to forge them);
+- no comparison, unless the label is a question heading ("Was the measured lift a surprise"):
+  "Hybrid is better than dense" as a title is a claim nobody traces.
+
+Any prose belongs in the claim ledger, where the checker traces it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from generator.numerals import find_numerals
+
+LABEL_MAX_WORDS = 10
+_PUNCTUATION = re.compile(r"[.!?;*_`<>\[\]~#|&]")
+# Wording that compares (also the checker's trigger for requiring a predicate).
+COMPARATIVE = re.compile(
+    r"\b(better|worse|best|worst|higher|highest|lower|lowest|more|most|less|least|fewer|greater|smaller|"
+    r"larger|bigger|than|beats?|beaten|beating|outperform\w*|exceed\w*|surpass\w*|above|below|improv\w*|"
+    r"lift\w*|gain\w*|lose|loses|lost|losing|drops?|dropped|increas\w*|decreas\w*|rais\w*|reduc\w*|faster|"
+    r"slower|cheaper|costlier|ahead|behind|trail\w*|wins?|won|ties?|tied|equals?|equal(?:led|ly)?|same as|"
+    r"unchanged|differ\w*|matches|exactly|rather than)\b", re.IGNORECASE)
+_QUESTION = re.compile(r"(what|why|how|when|where|which|who|was|were|is|are|do|does|did|can|could|should|will)\b",
+                       re.IGNORECASE)
+
+
+def label_problem(text: object, max_words: int = LABEL_MAX_WORDS) -> str | None:
+    """Why `text` is not a label (None when it is one)."""
+    if not isinstance(text, str) or not text.strip():
+        return "a label must be a non-empty string"
+    for char in text:
+        category = unicodedata.category(char)
+        if category in ("Co", "Cc", "Cf", "Cs", "Cn") and char not in "\t":
+            return f"a label may not hold the private-use or control character U+{ord(char):04X}"
+    if len(text.split()) > max_words:
+        return f"a label is a heading or a table word, not a sentence (at most {max_words} words): put prose in the claim ledger"
+    punctuation = _PUNCTUATION.search(text)
+    if punctuation:
+        return (f"a label holds no sentence punctuation or markup ({punctuation.group(0)!r}): put prose in the "
+                "claim ledger")
+    for numeral in find_numerals(text):
+        return _NUMBER_IN_LABEL.format(numeral.token)
+    comparative = COMPARATIVE.search(text)
+    if comparative and not _QUESTION.match(text.strip()):
+        return (f"a label that compares ({comparative.group(0)!r}) is a claim: make it a question heading or put the "
+                "sentence in the claim ledger")
+    return None
+
+
+_NUMBER_IN_LABEL = ("a label holds no numbers ({0!r}); a number a reader sees comes from results or a quoted design "
+                    "span, through a claim")
+
+
+DATA_TEXT_MAX_WORDS = 20
+
+
+def data_text_problem(text: str) -> str | None:
+    """Why a text value from results cannot be shown as a table word (a row name, a description,
+    a not-measured reason): it may name things (`BM25`, `hybrid+rerank`) but may not be a
+    sentence, hold a number or hide characters."""
+    for char in text:
+        if unicodedata.category(char) in ("Co", "Cc", "Cf", "Cs", "Cn"):
+            return f"holds the private-use or control character U+{ord(char):04X}"
+    if len(text.split()) > DATA_TEXT_MAX_WORDS:
+        return f"more than {DATA_TEXT_MAX_WORDS} words: a table cell is not a sentence"
+    if re.search(r"[.!?;]\s|[.!?;]\Z", text):
+        return "holds sentence punctuation: a table cell is not a sentence"
+    for numeral in find_numerals(text):
+        return f"holds the number {numeral.token!r}: a number in a report comes from a formatted value or a claim"
+    return None

@@ -1,0 +1,181 @@
+"""Reading YAML the safe way: every scalar kept as the text written, every line remembered, and
+every input bounded.
+
+The ledger is composed, never constructed: PyYAML's safe composer (libyaml's when present) builds
+the node tree and this module turns it into `Node`s that remember their line. So `quote: 2030`
+stays the string "2030", `status: yes` stays "yes" (and is refused later), duplicate keys are
+errors, and no YAML tag can build an object.
+
+Bounds, each a one-line input error instead of a crash or a minute of memory growth: no anchors
+or aliases (`&a` / `*a`: a few hundred bytes of aliases can expand to gigabytes, and a recursive
+alias never ends), nesting at most MAX_DEPTH levels, at most MAX_NODES nodes, at most MAX_BYTES
+bytes. `load_config` (and `load_config_with_lines`, which also maps every key to its line) applies the same bounds to readout.yaml and the label registry and then
+builds plain values (numbers and booleans typed as YAML types them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from generator.errors import InputError
+
+MAX_DEPTH = 64
+MAX_NODES = 2_000_000
+MAX_BYTES = 32 * 1024 * 1024
+_NULL_SCALARS = frozenset({"", "~", "null", "Null", "NULL"})
+_LOADERS: dict[bool, type] = {}
+
+
+def _loader(text_only: bool) -> type:
+    """The safe loader (libyaml's when present); with `text_only`, a resolver that only tells null
+    from text, since the ledger keeps every scalar as written."""
+    if text_only not in _LOADERS:
+        base = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+        if not text_only:
+            _LOADERS[text_only] = base
+        else:
+            class LedgerLoader(base):   # type: ignore[misc, valid-type]
+                def resolve(self, kind, value, implicit):
+                    if kind is yaml.ScalarNode:
+                        if implicit[0] and value in _NULL_SCALARS:
+                            return "tag:yaml.org,2002:null"
+                        return "tag:yaml.org,2002:str"
+                    return super().resolve(kind, value, implicit)
+
+            _LOADERS[text_only] = LedgerLoader
+    return _LOADERS[text_only]
+
+
+@dataclass
+class Node:
+    value: Any             # str | None | list[Node] | dict[str, tuple[int, Node]]
+    line: int
+
+
+class _Bounds:
+    """Walks a composed node graph once, refusing aliases (a node reached twice), depth and size."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.seen: set[int] = set()
+
+    def check(self, root) -> None:
+        stack = [(root, 1)]
+        while stack:
+            node, depth = stack.pop()
+            line = node.start_mark.line + 1
+            if id(node) in self.seen:
+                raise InputError("YAML anchors and aliases are not allowed here (an alias can expand without "
+                                 "bound); write the value out", path=self.path, line=line)
+            self.seen.add(id(node))
+            if len(self.seen) > MAX_NODES:
+                raise InputError(f"more than {MAX_NODES} YAML nodes", path=self.path, line=line)
+            if depth > MAX_DEPTH:
+                raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=self.path, line=line)
+            if isinstance(node, yaml.SequenceNode):
+                stack.extend((item, depth + 1) for item in node.value)
+            elif isinstance(node, yaml.MappingNode):
+                for key, value in node.value:
+                    stack.extend(((key, depth + 1), (value, depth + 1)))
+
+
+def _compose(text: str, path: str, text_only: bool):
+    if len(text.encode("utf-8", errors="ignore")) > MAX_BYTES:
+        raise InputError(f"larger than {MAX_BYTES // (1024 * 1024)} MB", path=path)
+    loader = _loader(text_only)(text)
+    try:
+        root = loader.get_single_node()
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        loader.dispose()
+        raise InputError(f"not valid YAML: {problem}", path=path,
+                         line=mark.line + 1 if mark is not None else None) from None
+    except RecursionError:
+        loader.dispose()
+        raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=path) from None
+    if root is not None:
+        _Bounds(path).check(root)
+    return loader, root
+
+
+def _convert(node, path: str) -> Node:
+    line = node.start_mark.line + 1
+    if isinstance(node, yaml.ScalarNode):
+        if node.tag == "tag:yaml.org,2002:null":
+            return Node(None, line)
+        return Node(node.value, line)
+    if isinstance(node, yaml.SequenceNode):
+        return Node([_convert(item, path) for item in node.value], line)
+    mapping: dict[str, tuple[int, Node]] = {}
+    for key_node, value_node in node.value:
+        key_line = key_node.start_mark.line + 1
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise InputError("a mapping key must be plain text", path=path, line=key_line)
+        key = key_node.value
+        if key in mapping:
+            raise InputError(f"duplicate key (first at line {mapping[key][0]})", path=path, line=key_line,
+                             field=key)
+        mapping[key] = (key_line, _convert(value_node, path))
+    return Node(mapping, line)
+
+
+def parse_yaml(text: str, path: str) -> Node | None:
+    """The ledger's node tree: every scalar as text, with lines."""
+    loader, root = _compose(text, path, text_only=True)
+    try:
+        return None if root is None else _convert(root, path)
+    finally:
+        loader.dispose()
+
+
+class Lines:
+    """The line of every key of a YAML document, by dotted path (`outputs.readout.sections[0].title`),
+    so an error about a value can name the line it is on."""
+
+    def __init__(self, root=None):
+        self.lines: dict[str, int] = {}
+        if root is not None:
+            self._walk(root, "")
+
+    def _walk(self, node, where: str) -> None:
+        self.lines.setdefault(where, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    child = f"{where}.{key.value}" if where else str(key.value)
+                    self.lines[child] = key.start_mark.line + 1
+                    self._walk(value, child)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                self._walk(item, f"{where}[{index}]")
+
+    def line(self, where: str | None) -> int | None:
+        """The line of `where`, or of its nearest parent that has one."""
+        while where:
+            if where in self.lines:
+                return self.lines[where]
+            cut = max(where.rfind("."), where.rfind("["))
+            where = where[:cut] if cut > 0 else ""
+        return None
+
+
+def load_config(text: str, path: str) -> Any:
+    """readout.yaml or the label registry as plain values, with the same bounds as the ledger."""
+    return load_config_with_lines(text, path)[0]
+
+
+def load_config_with_lines(text: str, path: str) -> tuple[Any, Lines]:
+    """Like `load_config`, with the line of every key."""
+    loader, root = _compose(text, path, text_only=False)
+    try:
+        return (None if root is None else loader.construct_document(root)), Lines(root)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        raise InputError(f"not valid YAML: {getattr(error, 'problem', None) or error}", path=path,
+                         line=mark.line + 1 if mark is not None else None) from None
+    finally:
+        loader.dispose()
