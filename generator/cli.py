@@ -28,7 +28,7 @@ from generator.claims.draft import import_draft
 from generator.claims.freeze import freeze_project
 from generator.claims.report import format_github, format_text, report_dict
 from generator.errors import InputError, ReadoutError
-from generator.evaluate.options import QUERY_SETS, SKIP_RERANK_REASON
+from generator.evaluate.options import QUERY_SETS, RERANK_BATCH_SIZE, SKIP_RERANK_REASON
 from generator.evaluate.selftest import MUTANT_NOTICE, run_checks
 from generator.fileio import display_path, dumps_json
 from generator.project import Project, load_project
@@ -142,6 +142,63 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         # A reason configured in readout.yaml describes the configured skip, not one asked for here.
         skip_rerank_reason=SKIP_RERANK_REASON if args.skip_rerank else None)
     run_and_write(options, log=lambda message: print(message, file=sys.stderr))
+    return EXIT_OK
+
+
+# --- cost -----------------------------------------------------------------------------------
+
+
+def _configure_cost(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", help="reranker: a built-in shape (BAAI/bge-reranker-v2-m3, -large, -base, "
+                                      "cross-encoder/ms-marco-MiniLM-L-12-v2, -L-6-v2), a directory holding its "
+                                      "config.json, or a hub name (config.json from the Hugging Face cache or hub)")
+    _project_argument(parser, "project directory whose outputs/ hold the hybrid run (default: .)")
+    parser.add_argument("--depth", default=None,
+                        help="comma-separated candidate depths for a cost curve, e.g. 10,20,50 "
+                             "(default: every candidate, one measurement)")
+    parser.add_argument("--queries", default=None, choices=QUERY_SETS,
+                        help="'sample' (the release sample, results.json) or 'all' (results-300.json)")
+    parser.add_argument("--max-length", type=int, default=None,
+                        help="tokens per pair after truncation (default 512, or readout.yaml's "
+                             "evaluate.rerank_max_length)")
+    parser.add_argument("--batch-size", type=int, default=RERANK_BATCH_SIZE,
+                        help=f"pairs per forward pass (default {RERANK_BATCH_SIZE})")
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda", "mps"),
+                        help="auto picks cuda, then mps, then cpu")
+    parser.add_argument("--cache-dir", type=Path, default=None,
+                        help="per-query timing cache (default ~/.cache/readout or $READOUT_CACHE)")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text for people (default), json for machines")
+
+
+def _run_cost(args: argparse.Namespace) -> int:
+    from generator.evaluate.candidates import hybrid_candidate_pairs
+    from generator.evaluate.cost import cost_curve, measure_rerank_cost
+    from generator.evaluate.cost_report import depths_from_text, format_curve, format_measurement
+
+    depths = depths_from_text(args.depth) if args.depth is not None else None
+    project = load_project(args.project)
+    project.require_kind("beir", "cost")
+    options = project.evaluation_options(query_set=args.queries, cache_dir=args.cache_dir,
+                                         rerank_max_length=args.max_length)
+    candidates = hybrid_candidate_pairs(options.results_path, options.data)
+    settings = dict(max_length=options.rerank_max_length, batch_size=args.batch_size, cache_dir=options.cache_dir,
+                    device=args.device, progress=options.progress,
+                    log=lambda message: print(message, file=sys.stderr))
+    try:
+        if depths is None:
+            figures = measure_rerank_cost(candidates.pairs_by_query, args.model, **settings).as_dict()
+        else:
+            figures = cost_curve(candidates.pairs_by_query, args.model, depths, **settings).as_dict()
+    except InputError as error:
+        # Name the option when that is where the bad value came from.
+        if error.field in ("max_length", "batch_size", "depth"):
+            raise InputError(error.reason, field="--" + error.field.replace("_", "-")) from None
+        raise
+    if args.format == "json":
+        sys.stdout.write(dumps_json(figures))
+    else:
+        sys.stdout.write(format_measurement(figures) if depths is None else format_curve(figures))
     return EXIT_OK
 
 
@@ -365,6 +422,8 @@ COMMANDS: tuple[Command, ...] = (
     ("build", "evaluate if inputs changed, then check, then render", _configure_build, _run_build),
     ("sandbox", "run the offline L03 teaching sandbox", _configure_sandbox, _run_sandbox),
     ("ceiling", "compute the oracle reranking ceiling", _configure_ceiling, _run_ceiling),
+    ("cost", "measure a reranker's CPU cost by its shape (random weights, real pairs)", _configure_cost,
+     _run_cost),
 )
 
 

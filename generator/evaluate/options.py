@@ -27,6 +27,8 @@ CANDIDATE_DEPTH = 50
 DENSE_MODEL = "BAAI/bge-small-en-v1.5"
 RERANK_MODEL = "BAAI/bge-reranker-v2-m3"
 RERANK_MAX_LENGTH = 512
+# Pairs per forward pass when `readout cost` measures a reranker's shape (SPEC section 8).
+RERANK_BATCH_SIZE = 16
 # bm25s's own defaults, set explicitly so the manifest states what ran.
 BM25_METHOD = "lucene"
 BM25_K1 = 1.5
