@@ -28,7 +28,8 @@ from generator.claims.draft import import_draft
 from generator.claims.freeze import freeze_project
 from generator.claims.report import format_github, format_text, report_dict
 from generator.errors import InputError, ReadoutError
-from generator.evaluate.options import QUERY_SETS, RERANK_BATCH_SIZE, SKIP_RERANK_REASON
+from generator.evaluate.options import (DEVICES, ENCODE_BATCH_SIZE, QUERY_SETS, RERANK_BATCH_SIZE, RERANK_COST,
+                                        SKIP_RERANK_REASON)
 from generator.evaluate.selftest import MUTANT_NOTICE, run_checks
 from generator.fileio import display_path, dumps_json
 from generator.project import Project, load_project
@@ -129,6 +130,28 @@ def _configure_evaluate(parser: argparse.ArgumentParser) -> None:
                              "with --queries all)")
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="embedding and rerank-score cache (default ~/.cache/readout or $READOUT_CACHE)")
+    _runtime_arguments(parser)
+    parser.add_argument("--encode-batch-size", type=int, default=None,
+                        help=f"texts per forward pass of the dense encoder (default {ENCODE_BATCH_SIZE})")
+    parser.add_argument("--rerank-cost", default=None, choices=RERANK_COST,
+                        help="when the rerank row does not run: 'shape' measures the reranker's cost from its "
+                             "architecture with random weights (quality stays not measured), 'none' does not "
+                             "(default: readout.yaml's evaluate.rerank_cost, else none)")
+
+
+def _runtime_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", default=None, choices=DEVICES,
+                        help="auto picks cuda, then mps, then cpu (default: readout.yaml's evaluate.device, "
+                             "else auto)")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help=f"reranker pairs per forward pass (default: readout.yaml's "
+                             f"evaluate.rerank_batch_size, else {RERANK_BATCH_SIZE})")
+
+
+def _positive(value: int | None, option: str) -> int | None:
+    if value is not None and value < 1:
+        raise InputError(f"expected a positive integer, got {value}", field=option)
+    return value
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
@@ -138,7 +161,9 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     project.require_kind("beir", "evaluate")
     options = project.evaluation_options(
         data=args.data, query_set=args.queries, dense_model=args.dense_model, rerank_model=args.rerank_model,
-        skip_rerank=args.skip_rerank, output=args.output, cache_dir=args.cache_dir,
+        skip_rerank=args.skip_rerank, output=args.output, cache_dir=args.cache_dir, device=args.device,
+        rerank_batch_size=_positive(args.batch_size, "--batch-size"), rerank_cost=args.rerank_cost,
+        encode_batch_size=_positive(args.encode_batch_size, "--encode-batch-size"),
         # A reason configured in readout.yaml describes the configured skip, not one asked for here.
         skip_rerank_reason=SKIP_RERANK_REASON if args.skip_rerank else None)
     run_and_write(options, log=lambda message: print(message, file=sys.stderr))
@@ -161,10 +186,7 @@ def _configure_cost(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-length", type=int, default=None,
                         help="tokens per pair after truncation (default 512, or readout.yaml's "
                              "evaluate.rerank_max_length)")
-    parser.add_argument("--batch-size", type=int, default=RERANK_BATCH_SIZE,
-                        help=f"pairs per forward pass (default {RERANK_BATCH_SIZE})")
-    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda", "mps"),
-                        help="auto picks cuda, then mps, then cpu")
+    _runtime_arguments(parser)
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="per-query timing cache (default ~/.cache/readout or $READOUT_CACHE)")
     parser.add_argument("--format", choices=("text", "json"), default="text",
@@ -180,10 +202,11 @@ def _run_cost(args: argparse.Namespace) -> int:
     project = load_project(args.project)
     project.require_kind("beir", "cost")
     options = project.evaluation_options(query_set=args.queries, cache_dir=args.cache_dir,
-                                         rerank_max_length=args.max_length)
+                                         rerank_max_length=args.max_length, device=args.device,
+                                         rerank_batch_size=args.batch_size)
     candidates = hybrid_candidate_pairs(options.results_path, options.data)
-    settings = dict(max_length=options.rerank_max_length, batch_size=args.batch_size, cache_dir=options.cache_dir,
-                    device=args.device, progress=options.progress,
+    settings = dict(max_length=options.rerank_max_length, batch_size=options.rerank_batch_size,
+                    cache_dir=options.cache_dir, device=options.device, progress=options.progress,
                     log=lambda message: print(message, file=sys.stderr))
     try:
         if depths is None:

@@ -48,7 +48,7 @@ SEAL_KEY = "seal"
 MAX_RESULTS_BYTES = 256 * 1024 * 1024
 
 # Fields of a not-measured row that a claim may cite: they say *that* it was not measured.
-ROW_IDENTITY_KEYS = frozenset({"search", "measured", "not_measured_reason"})
+ROW_IDENTITY_KEYS = frozenset({"search", "measured", "not_measured_reason", "cost", "quality"})
 MAX_LISTED = 24
 
 _KEY = r'[^.\[\]"]+'

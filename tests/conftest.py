@@ -96,11 +96,16 @@ The cross-encoder reorders the same 50 candidates; nothing enters or leaves.
 FIXTURE_QUERIES = [f"q{number:02d}" for number in range(1, 21)]
 
 
-def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | None = None):
+def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | None = None,
+                       shape_milliseconds: float | None = None):
     """A small, real evaluation: 20 queries over 40 documents, seeded rankings for dense, sparse
     and hybrid (hybrid the best on nDCG@5), the rerank row not measured unless times are given
-    (then it reorders hybrid's candidates). `hybrid_variant` makes another, still consistent run."""
-    from generator.evaluate.pipeline import Evaluation
+    (then it reorders hybrid's candidates; an oracle order, so its lift is large). `hybrid_variant`
+    makes another, still consistent run. `shape_milliseconds` records the reranker's cost as
+    measured by shape (that many milliseconds per query, rising slightly) while its quality is not
+    measured; `rerank_cost` otherwise follows the rerank row."""
+    from generator.evaluate.metrics import timing_summary
+    from generator.evaluate.pipeline import Evaluation, not_measured_cost
     from generator.evaluate.scoring import RowRun, rerank_summary, score_rows
 
     rng = random.Random(20261130 + hybrid_variant)
@@ -129,9 +134,22 @@ def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | N
             RowRun("hybrid", "hybrid-model", rankings["hybrid"]),
             RowRun("hybrid+rerank", "BAAI/bge-reranker-v2-m3", rerank, None if rerank else "no cross-encoder offline")]
     scored = score_rows(rows, judgements, FIXTURE_QUERIES, bootstrap_resamples=500, seed=20261130)
+    pairs = {q: len(rankings["hybrid"][q]) for q in FIXTURE_QUERIES}
+    if rerank_milliseconds is not None:
+        times = {q: float(rerank_milliseconds[q]) for q in FIXTURE_QUERIES}
+        rerank_cost = {"measured": True, "cost": "measured", "quality": "measured", "model": "BAAI/bge-reranker-v2-m3",
+                       **timing_summary(times, pairs), "per_query_milliseconds": times, "per_query_pairs": pairs}
+    elif shape_milliseconds is not None:
+        times = {q: float(shape_milliseconds) + index for index, q in enumerate(FIXTURE_QUERIES)}
+        rerank_cost = {"measured": True, "cost": "measured by shape", "quality": "not measured",
+                       "model": "BAAI/bge-reranker-v2-m3", "max_length": 512, "batch_size": 16,
+                       **timing_summary(times, pairs), "per_query_milliseconds": times, "per_query_pairs": pairs}
+    else:
+        rerank_cost = not_measured_cost("BAAI/bge-reranker-v2-m3", "no cross-encoder offline")
     results = {
         "documents": len(documents), "queries": len(FIXTURE_QUERIES), "query_set": "sample", "candidate_depth": 50,
         **scored, **rerank_summary(rankings["hybrid"], rerank, rerank_milliseconds, FIXTURE_QUERIES),
+        "rerank_cost": rerank_cost,
         "runs": {row: f"runs/{row.replace('+', '-')}.trec" for row in rankings},
         "manifest": {
             "inputs": {"corpus.jsonl": {"sha256": "ab12" * 16, "bytes": 10}},

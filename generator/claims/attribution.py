@@ -4,9 +4,11 @@ A figure is only as true as its label. Three rules, each over the values a claim
 placeholders):
 
 - **Rows.** A value read from one row (`table[search=hybrid]...`, `per_query.hybrid...`,
-  `diagnosis.hybrid...`, `paired_vs_dense` inside a row) is shown only in a sentence that names
-  that row, by its name or a common alias (ROW_ALIASES): hybrid's change cannot be presented as
-  the reranker's lift.
+  `diagnosis.hybrid...`, `ceiling.rows.hybrid...`, `comparisons.hybrid+rerank_vs_hybrid...`, the
+  reranker's own `rerank_cost` and times) is shown only in a sentence that names that row, by its
+  name or a common alias (ROW_ALIASES): hybrid's change cannot be presented as the reranker's
+  lift. A change (`..._vs_dense`, `comparisons.ROW_vs_BASELINE`) also names its baseline: a lift
+  over dense cannot pass for a lift over hybrid.
 - **Queries.** A value of one query (`per_query.hybrid.13.nDCG@5`, `rerank_milliseconds.13`) is
   shown only in a sentence that names the query id: one query's value cannot pass for the mean.
   The id written in the text is then accounted for (it is not a hand-typed number).
@@ -37,6 +39,13 @@ ROW_ALIASES: dict[str, tuple[str, ...]] = {
 ROW_KEYED = ("per_query", "per_topic", "diagnosis", "diagnosis_summary", "comparison_300_by_row")
 QUERY_KEYED_BY_ROW = ("per_query", "per_topic", "diagnosis")
 QUERY_KEYED = ("rerank_milliseconds", "reranked_top_5")
+# The ceiling block keys its rows one level down: ceiling.rows.<row>, ceiling.per_query.<row>.<query>.
+CEILING = "ceiling"
+# Top-level keys about the reranker alone: a sentence showing them names the reranker.
+RERANK_KEYS = ("rerank_cost", "rerank_milliseconds", "p95_rerank_milliseconds", "reranked_top_5")
+RERANK_ROW = "hybrid+rerank"
+# rerank_cost's own per-query maps: rerank_cost.per_query_milliseconds.<query>.
+QUERY_KEYED_IN_COST = ("per_query_milliseconds", "per_query_pairs", "per_query_cpu_seconds", "per_query_load_average")
 _AGGREGATE = re.compile(r"\b(mean|means|average|averaged|averages|macro|overall|across|typical|typically)\b",
                         re.IGNORECASE)
 
@@ -67,22 +76,49 @@ def named_rows(text: str, known: Iterable[str]) -> set[str]:
     return {row for row in known if mentions_row(text, row)}
 
 
+def _keys(steps: tuple[Step, ...]) -> list[str | None]:
+    return [step.key if step.kind == "key" else None for step in steps]
+
+
 def row_of(steps: tuple[Step, ...]) -> str | None:
+    """The row a value is a value of: `table[search=ROW]...`, `per_query.ROW...`,
+    `ceiling.rows.ROW...`, `comparisons.ROW_vs_BASELINE...`, or the reranker's own blocks."""
     if not steps:
         return None
+    keys = _keys(steps)
     first = steps[0]
     if first.kind == "key" and first.key == "table" and len(steps) > 1 and steps[1].kind == "select":
         return steps[1].value
-    if first.kind == "key" and first.key in ROW_KEYED and len(steps) > 1 and steps[1].kind == "key":
-        return steps[1].key
+    if keys[0] in ROW_KEYED and len(keys) > 1 and keys[1] is not None:
+        return keys[1]
+    if keys[0] == CEILING and len(keys) > 2 and keys[1] in ("rows", "per_query") and keys[2] is not None:
+        return keys[2]
+    if keys[0] == "comparisons" and len(keys) > 1 and keys[1] is not None and "_vs_" in keys[1]:
+        return keys[1].rsplit("_vs_", 1)[0]
+    if keys[0] in RERANK_KEYS:
+        return RERANK_ROW
+    return None
+
+
+def baseline_of(steps: tuple[Step, ...]) -> str | None:
+    """The row a change is measured against (`delta_nDCG@5_vs_dense`, `paired_vs_dense`,
+    `comparisons.hybrid+rerank_vs_hybrid`): a lift is only a lift over something named."""
+    for key in _keys(steps):
+        if key is not None and (match := re.search(r"(?:^|_)vs_(.+)$", key)):
+            return match.group(1)
     return None
 
 
 def query_of(steps: tuple[Step, ...]) -> str | None:
-    if len(steps) > 2 and steps[0].key in QUERY_KEYED_BY_ROW and steps[2].kind == "key":
-        return steps[2].key
-    if len(steps) > 1 and steps[0].key in QUERY_KEYED and steps[1].kind == "key":
-        return steps[1].key
+    keys = _keys(steps)
+    if len(keys) > 2 and keys[0] in QUERY_KEYED_BY_ROW and keys[2] is not None:
+        return keys[2]
+    if len(keys) > 1 and keys[0] in QUERY_KEYED and keys[1] is not None:
+        return keys[1]
+    if len(keys) > 3 and keys[0] == CEILING and keys[1] == "per_query" and keys[3] is not None:
+        return keys[3]
+    if len(keys) > 2 and keys[0] == "rerank_cost" and keys[1] in QUERY_KEYED_IN_COST and keys[2] is not None:
+        return keys[2]
     return None
 
 
@@ -121,6 +157,11 @@ def attribution_reasons(shown: Iterable[ShownValue], visible_text: str, queries_
             aliases = " or ".join(repr(alias) for alias in ROW_ALIASES.get(row, (row,))[:3])
             reasons.append(f"{{{value.name}}} is a value of row {row}, but the sentence does not name that row "
                            f"(say {aliases}): a figure is only as true as its label")
+        baseline = baseline_of(value.steps)
+        if baseline is not None and baseline != row and not mentions_row(visible_text, baseline):
+            aliases = " or ".join(repr(alias) for alias in ROW_ALIASES.get(baseline, (baseline,))[:3])
+            reasons.append(f"{{{value.name}}} is a change over {baseline}, but the sentence does not name {baseline} "
+                           f"(say {aliases}): a lift over one row must not pass for a lift over another")
         query = query_of(value.steps)
         if query is not None and not query_spans(visible_text, query):
             reasons.append(f"{{{value.name}}} is the value of query {query} alone, but the sentence does not name "

@@ -37,32 +37,51 @@ from generator.claims.attribution import (ShownValue, attribution_reasons, menti
 from generator.claims.design import DesignLibrary, check_design_source, reduce_markdown
 from generator.claims.formats import place
 from generator.claims.freeze import append_history, first_draft_score, freeze_problems, history_entry, read_history
-from generator.claims.ledger import (KINDS, OUTPUTS, Claim, DesignSource, Ledger, MeasuredSource, literal_text,
-                                     load_ledger)
+from generator.claims.ledger import (KINDS, OUTPUTS, Claim, DecisionSource, DesignSource, Ledger, MeasuredSource,
+                                     literal_text, load_ledger)
 from generator.claims.measured import ResultsFiles, evaluate_predicate, resolve_measured_source, short
 from generator.claims.predicates import can_fail
 from generator.claims.report import CheckReport, ClaimResult, Evidence
+from generator.claims.triggers import DecisionRow, DesignRules, evaluate_trigger, read_design_rules
 from generator.claims.visible import (PLACED_CLOSE, PLACED_OPEN, UNFILLED_PLACEHOLDER, remote_references, render_visible,
                                       source_with_values)
 from generator.errors import InputError
 from generator.fileio import display_path, sha256_file
 from generator.numerals import find_numerals, inside_quoted_span
 from generator.project import Project
-from generator.project.wording import COMPARATIVE, data_text_problem
-from generator.results import path_text
+from generator.wording import COMPARATIVE, QUALITY, VERDICT, data_text_problem
+from generator.results import Step, path_text
 
 # Top-level counts that say what was measured rather than how well.
 COUNTS = ("queries", "query_set", "documents", "candidate_depth", "topics")
 
 
 class _Context:
-    """What every claim of one check shares: the design documents and the results files read."""
+    """What every claim of one check shares: the design documents, the results files read and the
+    decisions their triggers compute."""
 
     def __init__(self, project: Project, ledger_display: str):
         self.design = DesignLibrary(project.design_dir)
         self.results = ResultsFiles(project.outputs_dir)
         self.outputs_dir = project.outputs_dir
+        self.design_dir = project.design_dir
         self.ledger_display = ledger_display
+        self._decisions: list[DecisionRow] | None = None
+
+    @property
+    def decisions(self) -> list[DecisionRow]:
+        """Every reversal trigger of the design documents, evaluated on the results (once)."""
+        if self._decisions is None:
+            rules: DesignRules = read_design_rules(self.design_dir)
+            self._decisions = []
+            for trigger in rules.triggers:
+                results, problem = self.results.for_decision(trigger.file)
+                self._decisions.append(evaluate_trigger(trigger, rules.budgets, results, problem,
+                                                        display_path(self.design_dir / trigger.document)))
+        return self._decisions
+
+    def decision(self, decision_id: str) -> DecisionRow | None:
+        return next((row for row in self.decisions if row.trigger.decision == decision_id), None)
 
 
 @dataclass
@@ -81,6 +100,8 @@ class _Gathered:
 def _gather(claim: Claim, context: _Context) -> _Gathered:
     found = _Gathered()
     for source in claim.sources:
+        if isinstance(source, DecisionSource):
+            continue  # checked against the sentence once it is rendered (_decision_reasons)
         if isinstance(source, DesignSource):
             design = check_design_source(source, context.design, claim.id, context.ledger_display)
             found.evidence.append(design.evidence)
@@ -200,9 +221,146 @@ def check_claim(claim: Claim, context: _Context) -> ClaimResult:
                      if path_text(value.steps) in ("queries", "query_set")}
     query_set_files = {value.file for value in shown if context.results.measures_queries(value.file)}
     reasons.extend(attribution_reasons(shown, visible.plain, queries_shown, query_set_files))
+    reasons.extend(_cost_only_reasons(claim, shown, context, visible.plain))
+    reasons.extend(_decision_reasons(claim, context, visible.plain, found))
     reasons.extend(_typed_numbers(visible.text, found, shown))
     return ClaimResult(claim=claim, traceable=not reasons, reasons=reasons,
                        rendered_text=rendered_markdown(claim.text, formatted), evidence=found.evidence)
+
+
+def _cost_only_block(steps: tuple[Step, ...], data: Any) -> dict | None:
+    """The block on the way to a value that measured cost alone (`"quality": "not measured"`)."""
+    current = data
+    for step in steps:
+        if isinstance(current, dict) and current.get("quality") == "not measured" and \
+                current.get("cost") not in (None, "not measured"):
+            return current
+        if step.kind != "key" or not isinstance(current, dict) or step.key not in current:
+            return None
+        current = current[step.key]
+    return None
+
+
+def _clauses(text: str) -> list[str]:
+    return [part for part in re.split(r"[.;:!?,\u2014()]|\s-\s|\b(?:and|but|while|whereas|yet)\b", text) if part]
+
+
+_NOT_MEASURED = re.compile(r"\bnot\b[^.;]*\bmeasured\b|\bunmeasured\b|\bunknown\b", re.IGNORECASE)
+
+
+def _cost_only_reasons(claim: Claim, shown: list[ShownValue], context: _Context, plain: str) -> list[str]:
+    """A cost measured without the model's weights says nothing about quality. A sentence that
+    shows such a value says how it was measured ("by shape"), and each of its clauses that speaks
+    of quality either says that quality was not measured or shows a measured value of its own."""
+    cost_only: dict[str, str] = {}
+    for value in shown:
+        results = context.results.read.get(value.file)
+        block = _cost_only_block(value.steps, results.data if results is not None else None)
+        if block is not None:
+            cost_only[value.name] = str(block.get("cost"))
+    if not cost_only:
+        return []
+    reasons = []
+    if "measured by shape" in cost_only.values() and not re.search(r"\bshape\b", plain, re.IGNORECASE):
+        names = ", ".join("{" + name + "}" for name, how in cost_only.items() if how == "measured by shape")
+        reasons.append(f"{names} was measured by shape (the architecture with random weights), but the sentence "
+                       "does not say so: say 'measured by shape' so no reader takes it for the model's own run")
+    measured_elsewhere = {value.name for value in shown if value.name not in cost_only}
+    for clause, names in _clauses_with_names(claim.text):
+        match = QUALITY.search(clause)
+        if match and not _NOT_MEASURED.search(clause) and not names & measured_elsewhere:
+            reasons.append(f"the sentence shows a cost whose quality was not measured ({', '.join('{' + n + '}' for n in sorted(cost_only))}), "
+                           f"and its clause {' '.join(clause.split())!r} speaks of quality ({match.group(0)!r}) with no "
+                           "measured value: say that quality was not measured, or cite it")
+    return reasons
+
+
+_MARK_OPEN, _MARK_CLOSE = "\ue020", "\ue021"
+
+
+def _clauses_with_names(text: str) -> list[tuple[str, set[str]]]:
+    """What a reader sees of each clause of the claim (the author's words; placeholders blanked),
+    with the placeholders it holds. Clauses end at , ; : . ! ? dashes and brackets, and at
+    'and', 'but', 'while'."""
+    parts = []
+    for literal, field_name, _spec, _conversion in string.Formatter().parse(text):
+        parts.append(literal)
+        if field_name is not None:
+            parts.append(f"{_MARK_OPEN}{field_name}{_MARK_CLOSE}")
+    found = []
+    for clause in _clauses(render_visible("".join(parts)).plain):
+        names = set(re.findall(f"{_MARK_OPEN}([^{_MARK_CLOSE}]*){_MARK_CLOSE}", clause))
+        found.append((re.sub(f"{_MARK_OPEN}[^{_MARK_CLOSE}]*{_MARK_CLOSE}", " ", clause), names))
+    return found
+
+
+def _decision_reasons(claim: Claim, context: _Context, plain: str, found: _Gathered) -> list[str]:
+    """A decision source holds when its trigger computes the state the claim declares and the
+    sentence says the decision that state gives; a ship verdict without one is untraceable."""
+    reasons = []
+    said = " ".join(_unquoted(plain, found.quotes).lower().split())
+    for source in claim.decision_sources:
+        row = context.decision(source.trigger)
+        if row is None:
+            known = ", ".join(r.trigger.decision for r in context.decisions) or "none"
+            reasons.append(f"decision {source.trigger} has no trigger block in design/ (triggers: {known})")
+            continue
+        found.evidence.append(Evidence("decision", ok=row.state == source.state, document=row.trigger.document,
+                                       line=row.trigger.line, heading=row.trigger.title,
+                                       predicate=row.trigger.predicate.source, value=row.as_dict()))
+        if row.state != source.state:
+            reasons.append(f"decision {source.trigger}: the trigger {row.state} ({_read_values(row)}), but the "
+                           f"claim says it {source.state}")
+            continue
+        problem = _outcome_problem(said, row)
+        if problem:
+            reasons.append(f"decision {source.trigger} {row.state}: {problem}")
+    if not claim.decision_sources and (match := VERDICT.search(_unquoted(plain, found.quotes))):
+        reasons.append(f"the claim gives a verdict ({match.group(0)!r}) that no decision record computes: cite the "
+                       "trigger (decision: {trigger: D5, state: ...}) so the verdict follows from the results")
+    return reasons
+
+
+_NEGATION = re.compile(r"\b(not|never|no|cannot|nor|without|n't|against)\b|n't\b", re.IGNORECASE)
+
+
+def _outcome_problem(said: str, row: DecisionRow) -> str | None:
+    """Why the sentence does not say the decision the trigger computed: every outcome phrase it
+    holds (longest first, so "do not ship the reranker" is not read as "ship the reranker") must
+    be the computed one, at least one must be there, and none may be negated just before it."""
+    phrases = sorted({" ".join(row.trigger.outcome(state).lower().split())
+                      for state in ("fires", "does not fire", "cannot be decided")}, key=len, reverse=True)
+    outcome = " ".join(row.outcome.lower().split())
+    found = []
+    taken = [False] * len(said)
+    for phrase in phrases:
+        for match in re.finditer(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", said):
+            if not any(taken[match.start():match.end()]):
+                taken[match.start():match.end()] = [True] * (match.end() - match.start())
+                found.append((match.start(), phrase))
+    if not any(phrase == outcome for _, phrase in found):
+        return f"the sentence must say {row.outcome!r}"
+    others = sorted({phrase for _, phrase in found if phrase != outcome})
+    if others:
+        return f"it says {row.outcome!r} but also {others[0]!r}, the decision of another trigger state"
+    for start, _phrase in found:
+        before = " ".join(said[:start].split()[-3:])
+        if _NEGATION.search(before):
+            return f"the sentence negates {row.outcome!r} ({before!r} before it)"
+    return None
+
+
+def _unquoted(plain: str, quotes: list[str]) -> str:
+    """The sentence without the spans it quotes from a design document (a quoted rule is not a verdict)."""
+    def drop(match: re.Match) -> str:
+        inner = " ".join(match.group(1).split())
+        return " " if any(inner and inner in " ".join(quote.split()) for quote in quotes) else match.group(0)
+    return re.sub(r"[\"\u201c]([^\"\u201d]+)[\"\u201d]", drop, plain)
+
+
+def _read_values(row: DecisionRow) -> str:
+    return ", ".join(f"{name}={short(entry['value']) if entry.get('measured') else 'not measured'}"
+                     for name, entry in sorted(row.read.items()))
 
 
 def _measure_groups(names: Iterable[str], found: _Gathered) -> list[list[str]]:
@@ -354,20 +512,22 @@ def _check_placement(ledger: Ledger, project: Project, ledger_display: str) -> N
                              field="section")
 
 
-def check_ledger(ledger: Ledger, project: Project) -> tuple[list[ClaimResult], dict[str, str]]:
-    """Check every claim; returns the results (ledger order) and the sha256 of each results file read."""
+def check_ledger(ledger: Ledger, project: Project) -> tuple[list[ClaimResult], dict[str, str], list[DecisionRow]]:
+    """Check every claim; returns the results (ledger order), the sha256 of each results file read
+    and every decision record's trigger, evaluated."""
     ledger_display = display_path(ledger.path)
     _check_placement(ledger, project, ledger_display)
     context = _Context(project, ledger_display)
     checked = [check_claim(claim, context) for claim in ledger.claims]
-    return checked, context.results.sha256()
+    decisions = context.decisions
+    return checked, context.results.sha256(), decisions
 
 
 def check_project(project: Project, *, record_history: bool = False, now: datetime | None = None) -> CheckReport:
     """Check the project's ledger, design freeze and first-draft history. Writes nothing unless
     `record_history` is set, and then only a new history line for a ledger never checked before."""
     ledger = load_ledger(project.ledger_path)
-    checked, inputs = check_ledger(ledger, project)
+    checked, inputs, decisions = check_ledger(ledger, project)
     problems, current = freeze_problems(project)
     untraceable = sum(result.counts_untraceable for result in checked)
     struck = sum(result.claim.struck for result in checked)
@@ -387,5 +547,6 @@ def check_project(project: Project, *, record_history: bool = False, now: dateti
         first_draft=first_draft_score(history), freeze_ok=not problems,
         freeze_problems=problems, history_problems=history.problems, ledger_sha256=ledger.sha256,
         design_freeze_sha256=sha256_file(project.freeze_path) if project.freeze_path.exists() else None,
-        inputs_sha256=inputs, ledger_path=ledger.path, history_recorded=recorded, freeze_documents=current)
+        inputs_sha256=inputs, ledger_path=ledger.path, history_recorded=recorded, freeze_documents=current,
+        decisions=decisions)
 

@@ -22,13 +22,16 @@ File format (`claims/ledger.yaml`; JSON Schema in `claims/ledger.schema.json`)::
                 hybrid: "table[search=hybrid].nDCG@5"
                 dense: "table[search=dense].nDCG@5"
               predicate: "hybrid > dense"   # optional; grammar: generator/claims/predicates.py
+          - decision:                    # a verdict computed by a decision record's trigger
+              trigger: D5                # a fenced trigger block in design/ (generator/claims/triggers.py)
+              state: does not fire       # fires | does not fire | cannot be decided
 
 Rules the loader enforces (a violation makes the ledger unusable: exit 2, `file:line: field:
 message`): YAML read with the safe composer only; every scalar is kept as the text written
 (so `quote: 2030` is the string "2030", and `status: yes` is refused, not turned into true);
 no unknown field anywhere; no duplicate key; `version` is 1; ids unique; `kind`, `output`,
-`status`, `strike_display` from their fixed lists; each source has exactly one of `design` or
-`measured`; value names are plain identifiers, unique within a claim; every `{placeholder}` in
+`status`, `strike_display` from their fixed lists; each source has exactly one of `design`,
+`measured` or `decision`; value names are plain identifiers, unique within a claim; every `{placeholder}` in
 `text` is a plain declared value name with an optional format spec (`{name}` or `{name:.3f}`;
 `{{` and `}}` are literal braces; no `{a.b}`, `{a[0]}` or `{a!r}`); every name in a predicate is
 declared; a design document name stays inside design/.
@@ -53,7 +56,7 @@ from typing import Union
 
 from generator.claims.formats import spec_problem
 from generator.claims.predicates import CONSTANT_NAMES, FUNCTIONS, Predicate, PredicateSyntaxError, compile_predicate
-from generator.project.wording import label_problem
+from generator.wording import label_problem
 from generator.safe_yaml import Node, parse_yaml
 from generator.errors import InputError
 from generator.fileio import display_path, reading, sha256_bytes
@@ -70,8 +73,11 @@ TOP_FIELDS = ("version", "claims")
 CLAIM_FIELDS = ("id", "output", "section", "kind", "text", "status", "strike_reason", "strike_display",
                 "sources")
 REQUIRED_CLAIM_FIELDS = ("id", "output", "section", "kind", "text")
-SOURCE_KINDS = ("design", "measured")
+SOURCE_KINDS = ("design", "measured", "decision")
 DESIGN_FIELDS = ("document", "quote")
+DECISION_FIELDS = ("trigger", "state")
+# What a decision record's trigger computed (generator.claims.triggers).
+DECISION_STATES = ("fires", "does not fire", "cannot be decided")
 MEASURED_FIELDS = ("file", "values", "predicate")
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 # Bounds: a ledger beyond them is refused with one line, never a crash.
@@ -115,7 +121,18 @@ class MeasuredSource:
     kind: str = "measured"
 
 
-Source = Union[DesignSource, MeasuredSource]
+@dataclass(frozen=True)
+class DecisionSource:
+    """A verdict computed by a decision record's reversal trigger: the claim holds when `check`
+    computes the same state and the sentence says the decision that state gives."""
+
+    trigger: str           # the decision id, e.g. D5
+    state: str             # one of DECISION_STATES
+    line: int
+    kind: str = "decision"
+
+
+Source = Union[DesignSource, MeasuredSource, DecisionSource]
 
 
 @dataclass(frozen=True)
@@ -144,6 +161,10 @@ class Claim:
     @property
     def measured_sources(self) -> list[MeasuredSource]:
         return [source for source in self.sources if isinstance(source, MeasuredSource)]
+
+    @property
+    def decision_sources(self) -> list[DecisionSource]:
+        return [source for source in self.sources if isinstance(source, DecisionSource)]
 
 
 @dataclass(frozen=True)
@@ -251,6 +272,20 @@ def _design_source(node: Node, path: str, line: int, claim_id: str) -> DesignSou
                          "(no '..', no absolute path, no hidden name)", path=path, line=fields["document"][0],
                          field="document")
     return DesignSource(document=document, quote=quote, line=line)
+
+
+def _decision_source(node: Node, path: str, line: int, claim_id: str) -> DecisionSource:
+    fields = _mapping(node, path, "a decision source", DECISION_FIELDS, line=line, field_name="decision")
+    for required in DECISION_FIELDS:
+        if required not in fields:
+            raise InputError(f"claim {claim_id}: a decision source needs {required} (the decision id, and "
+                             f"{' | '.join(DECISION_STATES)})", path=path, line=line, field="decision")
+    trigger = _text(fields["trigger"], path, "trigger", claim_id=claim_id)
+    state = _text(fields["state"], path, "state", claim_id=claim_id)
+    if state not in DECISION_STATES:
+        raise InputError(f"claim {claim_id}: state {state[:40]!r}; choose one of {_choices(DECISION_STATES)}",
+                         path=path, line=fields["state"][0], field="state")
+    return DecisionSource(trigger=trigger, state=state, line=line)
 
 
 def _measured_source(node: Node, path: str, line: int, claim_id: str) -> MeasuredSource:
@@ -373,11 +408,13 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
         for source_node in sources_node.value:
             entry = _mapping(source_node, path, "a source", SOURCE_KINDS, field_name="sources")
             if len(entry) != 1:
-                raise InputError(f"claim {claim_id}: each source has exactly one of design or measured",
+                raise InputError(f"claim {claim_id}: each source has exactly one of design, measured or decision",
                                  path=path, line=source_node.line, field="sources")
             (source_kind, (source_line, body)), = entry.items()
             if source_kind == "design":
                 sources.append(_design_source(body, path, source_line, claim_id))
+            elif source_kind == "decision":
+                sources.append(_decision_source(body, path, source_line, claim_id))
             else:
                 sources.append(_measured_source(body, path, source_line, claim_id))
     declared: dict[str, int] = {}

@@ -50,6 +50,19 @@ class ResultsFiles:
             self.problems[name] = self._problem(results)
         return results, self.problems[name]
 
+    def for_decision(self, name: str) -> tuple[Results | None, str | None]:
+        """A results file a decision record's trigger reads, and why it cannot be used (a trigger on
+        a missing, unsealed or non-re-deriving file cannot be decided)."""
+        path = self.outputs_dir / name
+        if not inside(path, self.outputs_dir):
+            return None, f"{name} resolves outside outputs/"
+        if name not in self.read and not path.is_file():
+            return None, f"{name} does not exist; run `readout evaluate`"
+        results = self._load(name, "results file not found")
+        if name not in self.problems:
+            self.problems[name] = self._problem(results)
+        return results, self.problems[name]
+
     def _problem(self, results: Results) -> str | None:
         problem = seal_problem(results.data)
         if problem is None:

@@ -166,6 +166,73 @@ def _evaluate(node: ast.AST, values: Mapping[str, Any]) -> Any:
     raise PredicateEvaluationError(f"{type(node).__name__} is not allowed")  # unreachable after compile
 
 
+class _Unknown:
+    """A value that was not measured. Kleene's three-valued logic: a comparison or sum with it is
+    unknown, `False and unknown` is False, `True or unknown` is True."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __bool__(self) -> bool:
+        raise TypeError("an unknown value has no truth value; use evaluate_three_valued")
+
+
+UNKNOWN = _Unknown()
+
+
+def evaluate_three_valued(predicate: Predicate, values: Mapping[str, Any]) -> Any:
+    """Evaluate with UNKNOWN standing for values that were not measured: True, False or UNKNOWN
+    (or a non-boolean, which the caller refuses). A decision that does not depend on the unknown
+    values is still decided: `p95 <= budget and lift > 0` is False once p95 is over budget."""
+    return _evaluate3(predicate.tree.body, values)
+
+
+def _evaluate3(node: ast.AST, values: Mapping[str, Any]) -> Any:
+    if isinstance(node, ast.BoolOp):
+        outcomes = [_evaluate3(operand, values) for operand in node.values]
+        decisive, other = (False, True) if isinstance(node.op, ast.And) else (True, False)
+        if any(outcome is decisive for outcome in outcomes):
+            return decisive
+        if any(outcome is UNKNOWN for outcome in outcomes):
+            return UNKNOWN
+        for outcome in outcomes:
+            if not isinstance(outcome, bool):
+                raise PredicateEvaluationError(f"{'and' if decisive is False else 'or'} needs true or false, "
+                                               f"got {outcome!r}")
+        return other
+    if isinstance(node, ast.Compare):
+        operands = [_evaluate3(node.left, values), *(_evaluate3(c, values) for c in node.comparators)]
+        outcomes = []
+        for op, left, right in zip(node.ops, operands, operands[1:]):
+            if left is UNKNOWN or right is UNKNOWN:
+                outcomes.append(UNKNOWN)
+                continue
+            try:
+                outcomes.append(bool(_COMPARE[type(op)](left, right)))
+            except TypeError as error:
+                raise PredicateEvaluationError(str(error)) from None
+        if any(outcome is False for outcome in outcomes):
+            return False
+        return UNKNOWN if any(outcome is UNKNOWN for outcome in outcomes) else True
+    if isinstance(node, ast.UnaryOp):
+        operand = _evaluate3(node.operand, values)
+        if operand is UNKNOWN:
+            return UNKNOWN
+        if isinstance(node.op, ast.Not) and not isinstance(operand, bool):
+            raise PredicateEvaluationError(f"not needs true or false, got {operand!r}")
+        return _evaluate(ast.UnaryOp(op=node.op, operand=ast.Constant(operand)), values)
+    if isinstance(node, (ast.BinOp, ast.Call)):
+        children = [node.left, node.right] if isinstance(node, ast.BinOp) else list(node.args)
+        evaluated = [_evaluate3(child, values) for child in children]
+        if any(value is UNKNOWN for value in evaluated):
+            return UNKNOWN
+        constants = [ast.Constant(value) for value in evaluated]
+        rebuilt = (ast.BinOp(left=constants[0], op=node.op, right=constants[1]) if isinstance(node, ast.BinOp)
+                   else ast.Call(func=node.func, args=constants, keywords=[]))
+        return _evaluate(rebuilt, values)
+    return _evaluate(node, values)
+
+
 def _alternatives(value: Any, constants: tuple[Any, ...]) -> list[Any]:
     if isinstance(value, bool):
         return [not value]

@@ -7,12 +7,15 @@ What a sealed results file must hold (both `readout evaluate` and `readout sandb
 (each metric's definition, generator.evaluate.metrics.Metric), `manifest.run_files` (row -> path
 and sha256) and `manifest.qrels_copy` (the judgements of exactly those queries, with sha256).
 From these the checker derives, for every measured row: each query's value of every metric, the
-row's mean, its change over dense and the inputs of every paired interval (the per-query
-differences, their mean, wins, ties and losses, and the exact sign-flip p-value); the p95 of the
-per-query rerank times; whether reranking kept every candidate set; the candidate-miss diagnosis;
-and the sample-versus-full comparison, which it recomputes from the sealed sample file it was
-made against. Bootstrap interval endpoints depend on random draws and are not recomputed; their
-inputs are.
+row's mean, its change over dense and every paired comparison (`comparisons` and each row's
+`paired_vs_dense`: the per-query differences' mean, wins, ties and losses, the exact sign-flip
+p-value, and whether the recorded interval and p-value make the change distinguishable); the
+oracle ceiling of every row's candidates (`ceiling`); the p95 of the per-query rerank times;
+the reranker's cost block (`rerank_cost`: its summary figures from its per-query times, exactly
+the hybrid candidates per query, and a cost by shape never claiming quality); whether reranking
+kept every candidate set; the candidate-miss diagnosis; and the sample-versus-full comparison,
+which it recomputes from the sealed sample file it was made against. Bootstrap interval
+endpoints and timings cannot be recomputed; what follows from them is.
 
 Side files a project cites (the sandbox's run_manifest.json, stage_boundary.json, ...) are
 citable when a sealed results.json of the same outputs/ lists them with their sha256
@@ -27,10 +30,11 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from generator.evaluate.diagnosis import count_verdicts, diagnose, ndcg_verdict, recall_verdict
-from generator.evaluate.metrics import Metric, macro_mean, percentile, same_candidate_sets, signed_delta
+from generator.evaluate.headroom import ceiling_block
+from generator.evaluate.metrics import Metric, macro_mean, percentile, same_candidate_sets, signed_delta, timing_summary
 from generator.evaluate.runfiles import read_qrels
 from generator.evaluate.sample_check import sample_comparisons
-from generator.evaluate.signflip import exact_p_value, wins_ties_losses
+from generator.evaluate.signflip import SIGNIFICANCE, agreement, exact_p_value, wins_ties_losses
 from generator.fileio import sha256_file
 from generator.sandbox.pipeline import stage_boundary
 from generator.results import Results, seal_problem
@@ -150,6 +154,32 @@ def side_file_problem(results: Results, primary: Results | None) -> str | None:
     return None
 
 
+def _check_paired(where: str, stats: Mapping[str, Any], differences: list[float]) -> None:
+    """The figures of one paired comparison that follow from its per-query differences, and the
+    verdict that follows from its interval and p-value (the interval's endpoints are random draws)."""
+    _expect(f"{where}.delta", stats.get("delta"), math.fsum(differences) / len(differences))
+    wins, ties, losses = wins_ties_losses(differences)
+    _expect(f"{where}.wins", stats.get("wins"), wins)
+    _expect(f"{where}.ties", stats.get("ties"), ties)
+    _expect(f"{where}.losses", stats.get("losses"), losses)
+    _expect(f"{where}.queries", stats.get("queries", len(differences)), len(differences))
+    if stats.get("p_value_method") == "exact":
+        _expect(f"{where}.p_value", stats.get("p_value"), exact_p_value(differences))
+    low, high, p_value = stats.get("ci95_low"), stats.get("ci95_high"), stats.get("p_value")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (low, high, p_value)) \
+            or not low <= high or not 0.0 <= p_value <= 1.0:
+        raise Mismatch(f"{where} has no interval with ci95_low <= ci95_high and a p-value in [0, 1]")
+    if len(set(differences)) == 1:
+        _expect(f"{where}.ci95_low", low, differences[0])
+        _expect(f"{where}.ci95_high", high, differences[0])
+    excludes_zero = low > 0.0 or high < 0.0
+    for name, derived in (("excludes_zero", excludes_zero), ("p_below_0_05", p_value < SIGNIFICANCE),
+                          ("distinguishable", excludes_zero and p_value < SIGNIFICANCE),
+                          ("agreement", agreement(low, high, p_value))):
+        if name in stats:
+            _expect(f"{where}.{name}", stats[name], derived)
+
+
 class _Derivation:
     def __init__(self, results: Results, outputs_dir: Path, read_other: Callable[[str], Results] | None):
         self.name = results.name
@@ -179,6 +209,9 @@ class _Derivation:
             _expect("queries", self.data["queries"], len(query_ids))
         rankings = self._check_rows(query_ids, key, metrics, judgements)
         self._check_rerank(query_ids, rankings)
+        self._check_rerank_cost(query_ids, rankings)
+        self._check_comparisons(query_ids, key, set(rankings))
+        self._check_ceiling(query_ids, metrics, rankings, judgements)
         self._check_diagnosis(query_ids, rankings, judgements, key)
         self._check_sample_comparison()
 
@@ -238,19 +271,98 @@ class _Derivation:
             for metric, stats in sorted(paired.items()):
                 if not isinstance(stats, dict) or metric not in means[name]:
                     raise Mismatch(f"table[search={name}].paired_vs_{BASELINE}.{metric} names no reported metric")
-                differences = [per_query[name][q][metric] - per_query[BASELINE][q][metric] for q in query_ids]
-                where = f"table[search={name}].paired_vs_{BASELINE}.{metric}"
-                _expect(f"{where}.delta", stats.get("delta"), math.fsum(differences) / len(differences))
-                wins, ties, losses = wins_ties_losses(differences)
-                _expect(f"{where}.wins", stats.get("wins"), wins)
-                _expect(f"{where}.ties", stats.get("ties"), ties)
-                _expect(f"{where}.losses", stats.get("losses"), losses)
-                _expect(f"{where}.queries", stats.get("queries", len(query_ids)), len(query_ids))
-                if stats.get("p_value_method") == "exact":
-                    _expect(f"{where}.p_value", stats.get("p_value"), exact_p_value(differences))
-                low, high = stats.get("ci95_low"), stats.get("ci95_high")
-                if not (isinstance(low, (int, float)) and isinstance(high, (int, float)) and low <= high):
-                    raise Mismatch(f"{where} has no interval with ci95_low <= ci95_high")
+                _check_paired(f"table[search={name}].paired_vs_{BASELINE}.{metric}", stats,
+                              [per_query[name][q][metric] - per_query[BASELINE][q][metric] for q in query_ids])
+
+    def _check_comparisons(self, query_ids: list[str], key: str, measured: set[str]) -> None:
+        """Every comparison of the block: a measured pair re-derives from both rows' per-query
+        values; a pair with an unmeasured side gives no figure."""
+        block = self.data.get("comparisons")
+        if block is None:
+            return
+        if not isinstance(block, dict):
+            raise Mismatch("comparisons is not an object")
+        per_query = self.data[key]
+        for name, entry in sorted(block.items()):
+            where = f"comparisons.{name}"
+            row, baseline = _field(entry, "row", where), _field(entry, "baseline", where)
+            if name != f"{row}_vs_{baseline}":
+                raise Mismatch(f"{where} compares {row} with {baseline}: its name says otherwise")
+            sides_measured = row in measured and baseline in measured
+            _expect(f"{where}.measured", entry.get("measured"), sides_measured)
+            if not sides_measured:
+                if "metrics" in entry:
+                    raise Mismatch(f"{where} gives figures although {row} or {baseline} was not measured")
+                continue
+            for metric, stats in sorted(_field(entry, "metrics", where).items()):
+                if not isinstance(stats, dict):
+                    raise Mismatch(f"{where}.metrics.{metric} is not an object")
+                try:
+                    differences = [per_query[row][q][metric] - per_query[baseline][q][metric] for q in query_ids]
+                except (KeyError, TypeError):
+                    raise Mismatch(f"{where}.metrics.{metric} names a metric the rows were not scored on") from None
+                _check_paired(f"{where}.metrics.{metric}", stats, differences)
+            # Each row keeps its comparison with dense where earlier ledgers read it: the same figures.
+            if baseline == BASELINE:
+                row_entry = next((item for item in self.data.get("table", []) if isinstance(item, dict)
+                                  and item.get("search") == row), None)
+                copy = row_entry.get(f"paired_vs_{BASELINE}") if row_entry else None
+                if copy is not None and not _same(copy, entry["metrics"]):
+                    raise Mismatch(f"table[search={row}].paired_vs_{BASELINE} differs from {where}.metrics: "
+                                   "the two copies of one comparison must be the same")
+
+    def _check_ceiling(self, query_ids: list[str], metrics: list[Metric], rankings: dict[str, dict[str, list[str]]],
+                       judgements: Mapping[str, Mapping[str, int]]) -> None:
+        recorded = self.data.get("ceiling")
+        if recorded is None:
+            return
+        derived = ceiling_block(rankings, judgements, query_ids, metrics)
+        _expect("ceiling.note", recorded.get("note"), derived["note"])
+        for part in ("rows", "per_query"):
+            written = _field(recorded, part, "ceiling")
+            if not isinstance(written, dict) or sorted(written) != sorted(derived[part]):
+                raise Mismatch(f"ceiling.{part} covers rows {sorted(written) if isinstance(written, dict) else written!r}"[:200]
+                               + f", but the measured rows are {sorted(derived[part])}")
+            for row, by_key in sorted(derived[part].items()):
+                for key, values in by_key.items():
+                    _expect(f"ceiling.{part}.{row}.{key}", _field(written[row], key, f"ceiling.{part}.{row}"), values)
+            _expect(f"ceiling.{part}", written, derived[part])
+
+    def _check_rerank_cost(self, query_ids: list[str], rankings: dict[str, dict[str, list[str]]]) -> None:
+        """A cost block's figures follow from its per-query times, and it timed exactly the
+        hybrid candidates of every evaluated query; the rerank row's own cost is its own times."""
+        cost = self.data.get("rerank_cost")
+        if cost is None:
+            return
+        if not isinstance(cost, dict):
+            raise Mismatch("rerank_cost is not an object")
+        kind = cost.get("cost")
+        if cost.get("measured") is False:
+            if kind != "not measured" or cost.get("quality") != "not measured" or "p95_milliseconds" in cost:
+                raise Mismatch("rerank_cost is not measured but states a cost or a quality")
+            return
+        expected_quality = {"measured": "measured", "measured by shape": "not measured"}
+        if kind not in expected_quality or cost.get("quality") != expected_quality[kind]:
+            raise Mismatch(f"rerank_cost says cost {kind!r} with quality {cost.get('quality')!r}: a cost measured "
+                           "by shape never measures quality")
+        if (kind == "measured") != (RERANK_ROW in rankings):
+            raise Mismatch(f"rerank_cost says cost {kind!r}, but the {RERANK_ROW} row was "
+                           f"{'measured' if RERANK_ROW in rankings else 'not measured'}")
+        times = _field(cost, "per_query_milliseconds", "rerank_cost")
+        pairs = _field(cost, "per_query_pairs", "rerank_cost")
+        if not isinstance(times, dict) or not isinstance(pairs, dict) or list(times) != query_ids \
+                or list(pairs) != query_ids:
+            raise Mismatch("rerank_cost.per_query_milliseconds and rerank_cost.per_query_pairs do not hold one "
+                           "entry per evaluated query, in the order of manifest.query_ids")
+        if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0
+               for v in times.values()):
+            raise Mismatch("rerank_cost.per_query_milliseconds holds a time that is not a positive number")
+        if HYBRID_ROW in rankings:
+            _expect("rerank_cost.per_query_pairs", pairs, {q: len(rankings[HYBRID_ROW][q]) for q in query_ids})
+        if kind == "measured":
+            _expect("rerank_cost.per_query_milliseconds", times, self.data.get("rerank_milliseconds"))
+        for name, value in timing_summary(times, pairs).items():
+            _expect(f"rerank_cost.{name}", cost.get(name), value)
 
     def _check_rerank(self, query_ids: list[str], rankings: dict[str, dict[str, list[str]]]) -> None:
         if RERANK_ROW in rankings:

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator.claims.ledger import Claim
 from generator.fileio import display_path
 
+if TYPE_CHECKING:  # triggers reads design documents, which report their evidence here
+    from generator.claims.triggers import DecisionRow
+
 
 @dataclass
 class Evidence:
-    kind: str                                # "design" | "measured"
+    kind: str                                # "design" | "measured" | "decision"
     ok: bool = True                          # this source holds
     # design
     document: str | None = None              # as written in the ledger (relative to design/)
@@ -33,6 +36,7 @@ class Evidence:
     formatted: str | None = None             # as placed in the text (None when not placed)
     predicate: str | None = None             # the source's predicate (on each of its values)
     predicate_holds: bool | None = None
+    # decision: document, line, heading and predicate name the trigger; value is the decision row
 
 
 @dataclass
@@ -67,6 +71,8 @@ class CheckReport:
     history_recorded: bool = False
     freeze_documents: dict[str, str] = field(default_factory=dict)
     history_problems: list[str] = field(default_factory=list)
+    # Every decision record's reversal trigger, evaluated on the results (generator.claims.triggers).
+    decisions: list["DecisionRow"] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -96,6 +102,23 @@ def failure_lines(report: CheckReport) -> list[str]:
     lines.extend(f"design freeze: {problem}" for problem in report.freeze_problems)
     lines.extend(f"trace history: {problem}" for problem in report.history_problems)
     return lines
+
+
+def decision_lines(report: CheckReport) -> list[str]:
+    """One line per decision record's trigger: what it computed and the values it read."""
+    lines = []
+    for row in report.decisions:
+        read = ", ".join(f"{name} = {_value_text(entry)}" for name, entry in sorted(row.read.items()))
+        lines.append(f"Decision {row.trigger.decision}: trigger {row.state}: {row.outcome} "
+                     f"(when {row.trigger.predicate.source}; {read})")
+    return lines
+
+
+def _value_text(entry: dict[str, Any]) -> str:
+    if not entry.get("measured"):
+        return "not measured"
+    value = entry.get("value")
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def summary_lines(report: CheckReport) -> list[str]:
@@ -132,6 +155,7 @@ def format_text(report: CheckReport) -> str:
             lines.append(f"{claim_location(ledger_display, result.claim)}: {reason}")
     lines.extend(report.freeze_problems)
     lines.extend(report.history_problems)
+    lines.extend(decision_lines(report))
     lines.extend(summary_lines(report))
     return "\n".join(lines) + "\n"
 
@@ -185,10 +209,14 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
         "freeze": {"ok": report.freeze_ok, "problems": report.freeze_problems,
                    "sha256": report.design_freeze_sha256},
         "history": {"ok": not report.history_problems, "problems": report.history_problems},
-        "inputs_sha256": report.inputs_sha256, "history_recorded": report.history_recorded, "claims": claims}
+        "inputs_sha256": report.inputs_sha256, "history_recorded": report.history_recorded,
+        "decisions": [row.as_dict() for row in report.decisions], "claims": claims}
 
 
 def _evidence_dict(evidence: Evidence) -> dict[str, Any]:
+    if evidence.kind == "decision":
+        return {"kind": "decision", "ok": evidence.ok, "document": evidence.document, "line": evidence.line,
+                "heading": evidence.heading, "trigger": evidence.predicate, "decision": evidence.value}
     if evidence.kind == "design":
         return {"kind": "design", "ok": evidence.ok, "document": evidence.document, "line": evidence.line,
                 "heading": evidence.heading, "quote": evidence.quote}

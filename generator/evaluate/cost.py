@@ -30,9 +30,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from generator.errors import InputError, ModelUnavailableError
 from generator.evaluate.cache import content_key, default_cache_dir
-from generator.evaluate.metrics import p95, percentile
+from generator.evaluate.metrics import timing_summary
+from generator.evaluate.models import resolve_device
 from generator.evaluate.options import DEFAULT_SEED, RERANK_BATCH_SIZE, RERANK_MAX_LENGTH
-from generator.evaluate.pipeline import _package_versions
+from generator.evaluate.environment import machine, package_versions
 from generator.evaluate.shapes import (TOKENIZER_FILES, ResolvedShape, TokenizerChoice, choose_tokenizer,
                                        position_limit, resolve_shape, shape_summary)
 from generator.fileio import atomic_write_json
@@ -41,27 +42,7 @@ Pair = tuple[str, str]
 DTYPE = "float32"
 COST_SEED = DEFAULT_SEED
 CACHE_VERSION = "cost-v1"
-DEVICES = ("auto", "cpu", "cuda", "mps")
 PACKAGES = ("torch", "transformers", "sentence-transformers", "tokenizers")
-
-
-def resolve_device(requested: str) -> str:
-    """'auto' picks cuda, then mps, then cpu; an explicit device that is not there is an input error."""
-    import torch
-
-    name = (requested or "").strip().lower()
-    if name not in DEVICES:
-        raise InputError(f"unknown device {requested!r}; choose one of {', '.join(DEVICES)}", field="--device")
-    mps = getattr(torch.backends, "mps", None)
-    mps_available = bool(mps is not None and mps.is_available())
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "mps" if mps_available else "cpu"
-    if name == "cuda" and not torch.cuda.is_available():
-        raise InputError(f"CUDA is not available to torch {torch.__version__} here; use --device cpu or auto",
-                         field="--device")
-    if name == "mps" and not mps_available:
-        raise InputError("MPS (Apple GPU) is not available here; use --device cpu or auto", field="--device")
-    return name
 
 
 def build_scorer(shape: ResolvedShape, tokenizer: TokenizerChoice, *, max_length: int, device: str,
@@ -103,22 +84,9 @@ def build_scorer(shape: ResolvedShape, tokenizer: TokenizerChoice, *, max_length
     return scorer.eval()
 
 
-def _machine() -> dict[str, Any]:
-    """What the timings were taken on; part of the cache key, so another machine's times are not reused."""
-    processor = platform.processor()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            processor = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")),
-                             processor)
-    except OSError:
-        pass
-    return {"platform": platform.platform(), "machine": platform.machine(), "processor": processor,
-            "cpus": os.cpu_count()}
-
-
 def _packages() -> dict[str, str | None]:
     """The versions that change how fast the same shape runs (bm25s or numpy do not)."""
-    return {name: version for name, version in _package_versions().items() if name in PACKAGES}
+    return {name: version for name, version in package_versions().items() if name in PACKAGES}
 
 
 def _load_average() -> list[float] | None:
@@ -178,7 +146,7 @@ def _open_session(model_spec: str | ResolvedShape, *, max_length: int, batch_siz
     settings = {"config_sha256": shape.config_sha256, "tokenizer": {"name": tokenizer.name,
                                                                    "sha256": tokenizer.sha256},
                 "max_length": max_length, "batch_size": batch_size, "dtype": DTYPE, "device": device,
-                "threads": threads, "packages": _packages(), "machine": _machine()}
+                "threads": threads, "packages": _packages(), "machine": machine()}
     key = content_key(CACHE_VERSION, settings)[:24]
     root = Path(cache_dir if cache_dir is not None else default_cache_dir()) / "cost" / key
     atomic_write_json(root / "settings.json", {**settings, "model": shape.requested,
@@ -267,8 +235,9 @@ class CostMeasurement:
                                        for q, entry in self.entries.items()},
             # About the thread count on an idle machine; well below it, something else held the CPU.
             "cpu_seconds_per_wall_second": self.cpu_seconds_per_wall_second,
-            "p50_milliseconds": percentile(self.milliseconds, 50), "p95_milliseconds": p95(self.milliseconds),
-            "pairs_per_second": self.pairs_per_second,
+            **{key: value for key, value in timing_summary(
+                {q: entry["milliseconds"] for q, entry in self.entries.items()},
+                {q: entry["pairs"] for q, entry in self.entries.items()}).items() if key not in ("queries", "pairs")},
             "tokens_per_pair": {"mean": sum(tokens) / len(tokens), "max": max(tokens)},
             "resumed_queries": len(self.resumed), "computed_queries": len(self.computed),
         }

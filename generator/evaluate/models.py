@@ -12,7 +12,8 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from generator.errors import ModelUnavailableError
+from generator.errors import InputError, ModelUnavailableError
+from generator.evaluate.options import DEVICES
 
 OFFLINE_MINILM_ALIAS = "minilm-offline"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".onnx")
@@ -109,21 +110,40 @@ def resolve_model(requested: str) -> ModelIdentity:
                          snapshot_path.name, weights_sha256(snapshot_path))
 
 
-def load_bi_encoder(identity: ModelIdentity):
+def resolve_device(requested: str) -> str:
+    """'auto' picks cuda, then mps, then cpu; an explicit device that is not there is an input error."""
+    import torch
+
+    name = (requested or "").strip().lower()
+    if name not in DEVICES:
+        raise InputError(f"unknown device {requested!r}; choose one of {', '.join(DEVICES)}", field="--device")
+    mps = getattr(torch.backends, "mps", None)
+    mps_available = bool(mps is not None and mps.is_available())
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "mps" if mps_available else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"CUDA is not available to torch {torch.__version__} here; use --device cpu or auto",
+                         field="--device")
+    if name == "mps" and not mps_available:
+        raise InputError("MPS (Apple GPU) is not available here; use --device cpu or auto", field="--device")
+    return name
+
+
+def load_bi_encoder(identity: ModelIdentity, device: str = "cpu"):
     from sentence_transformers import SentenceTransformer
 
     try:
-        return SentenceTransformer(identity.path, device="cpu")
+        return SentenceTransformer(identity.path, device=device)
     except Exception as error:
         raise ModelUnavailableError(f"model {identity.requested!r} did not load as a bi-encoder from "
                                     f"{identity.path}: {type(error).__name__}: {error}") from None
 
 
-def load_cross_encoder(identity: ModelIdentity, max_length: int):
+def load_cross_encoder(identity: ModelIdentity, max_length: int, device: str = "cpu"):
     from sentence_transformers import CrossEncoder
 
     try:
-        return CrossEncoder(identity.path, max_length=max_length, device="cpu")
+        return CrossEncoder(identity.path, max_length=max_length, device=device)
     except Exception as error:
         raise ModelUnavailableError(f"model {identity.requested!r} did not load as a cross-encoder from "
                                     f"{identity.path}: {type(error).__name__}: {error}") from None

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import InputError
+from generator.wording import data_text_problem
 from generator.evaluate.fusion import RRF_K
 from generator.results import RESULTS_NAME
 
@@ -29,6 +30,9 @@ RERANK_MODEL = "BAAI/bge-reranker-v2-m3"
 RERANK_MAX_LENGTH = 512
 # Pairs per forward pass when `readout cost` measures a reranker's shape (SPEC section 8).
 RERANK_BATCH_SIZE = 16
+ENCODE_BATCH_SIZE = 32
+DEVICES = ("auto", "cpu", "cuda", "mps")
+RERANK_COST = ("shape", "none")
 # bm25s's own defaults, set explicitly so the manifest states what ran.
 BM25_METHOD = "lucene"
 BM25_K1 = 1.5
@@ -61,6 +65,14 @@ class EvaluationOptions:
     bootstrap_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES
     seed: int = DEFAULT_SEED
     progress: bool = True
+    device: str = "auto"
+    encode_batch_size: int = ENCODE_BATCH_SIZE
+    rerank_batch_size: int = RERANK_BATCH_SIZE
+    # When the rerank row is not run, measure the reranker's cost from its shape ("shape": random
+    # weights, the real pairs; minutes per query for a large model) or leave it unmeasured ("none").
+    rerank_cost: str = "none"
+    # (row, baseline) comparisons; None: every row against dense, and hybrid+rerank against hybrid.
+    comparisons: tuple[tuple[str, str], ...] | None = None
 
     @property
     def results_path(self) -> Path:
@@ -81,14 +93,24 @@ class EvaluationOptions:
             "rerank_skipped": self.skip_rerank,
             "document_text": "title + ' ' + text, stripped",
             "relevant": "qrels score > 0",
+            "rerank_batch_size": self.rerank_batch_size, "rerank_cost": self.rerank_cost,
+            "comparisons": [list(pair) for pair in self.comparisons] if self.comparisons is not None else "default",
             "bootstrap_resamples": self.bootstrap_resamples, "seed": self.seed,
         }
+
+    def runtime(self, device: str) -> dict[str, Any]:
+        """How it ran, which changes timings but not the figures: recorded, not compared by `build`."""
+        return {"device_requested": self.device, "device": device, "encode_batch_size": self.encode_batch_size,
+                "rerank_batch_size": self.rerank_batch_size}
 
 
 CONFIGURABLE = tuple(f.name for f in fields(EvaluationOptions) if f.name not in _NOT_CONFIGURABLE)
 _TYPES: dict[str, type] = {"query_set": str, "dense_model": str, "rerank_model": str, "skip_rerank": bool,
                            "skip_rerank_reason": str, "cache_dir": str, "depth": int, "rrf_k": int,
-                           "rerank_max_length": int, "bootstrap_resamples": int, "seed": int, "progress": bool}
+                           "rerank_max_length": int, "bootstrap_resamples": int, "seed": int, "progress": bool,
+                           "device": str, "encode_batch_size": int, "rerank_batch_size": int, "rerank_cost": str,
+                           "comparisons": list}
+_CHOICES = {"query_set": QUERY_SETS, "device": DEVICES, "rerank_cost": RERANK_COST}
 
 
 def validate_evaluate_block(block: Any, config_display: str) -> dict[str, Any]:
@@ -105,9 +127,34 @@ def validate_evaluate_block(block: Any, config_display: str) -> dict[str, Any]:
         if isinstance(value, bool) != (expected is bool) or not isinstance(value, expected):
             raise InputError(f"expected {expected.__name__}, got {value!r}", path=config_display,
                              field=f"evaluate.{key}")
-    if block.get("query_set", "sample") not in QUERY_SETS:
-        raise InputError(f"choose one of {', '.join(QUERY_SETS)}", path=config_display, field="evaluate.query_set")
-    return dict(block)
+    for key, choices in _CHOICES.items():
+        if key in block and block[key] not in choices:
+            raise InputError(f"choose one of {', '.join(choices)}", path=config_display, field=f"evaluate.{key}")
+    for key in ("depth", "rrf_k", "rerank_max_length", "bootstrap_resamples", "encode_batch_size", "rerank_batch_size"):
+        if key in block and block[key] < 1:
+            raise InputError("must be a positive integer", path=config_display, field=f"evaluate.{key}")
+    reason = block.get("skip_rerank_reason")
+    if reason is not None and (problem := data_text_problem(reason)):
+        raise InputError(f"the reason is shown in the readout's table: it {problem}", path=config_display,
+                         field="evaluate.skip_rerank_reason")
+    validated = dict(block)
+    if "comparisons" in block:
+        validated["comparisons"] = _comparisons(block["comparisons"], config_display)
+    return validated
+
+
+def _comparisons(raw: list, config_display: str) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for index, item in enumerate(raw):
+        if (not isinstance(item, dict) or set(item) != {"row", "baseline"}
+                or not all(isinstance(item[key], str) and item[key] for key in ("row", "baseline"))):
+            raise InputError("expected {row: NAME, baseline: NAME}", path=config_display,
+                             field=f"evaluate.comparisons[{index}]")
+        if item["row"] == item["baseline"] or (item["row"], item["baseline"]) in pairs:
+            raise InputError("a row is compared with another row, once", path=config_display,
+                             field=f"evaluate.comparisons[{index}]")
+        pairs.append((item["row"], item["baseline"]))
+    return tuple(pairs)
 
 
 def build_options(project_data: Path, outputs_dir: Path, configured: dict[str, Any],

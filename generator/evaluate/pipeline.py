@@ -21,31 +21,20 @@ from typing import Any, Callable, Sequence
 from generator import __version__
 from generator.errors import InputError, ModelUnavailableError
 from generator.evaluate.cache import EmbeddingCache, RerankCache, default_cache_dir
+from generator.evaluate.cost import measure_rerank_cost
+from generator.evaluate.environment import package_versions, thread_count
 from generator.evaluate.data import Dataset, check_dataset_layout, hash_inputs, load_dataset
 from generator.evaluate.metrics import ROW_METRICS, Metric
-from generator.evaluate.models import resolve_model
+from generator.evaluate.metrics import timing_summary
+from generator.evaluate.models import resolve_device, resolve_model
 from generator.evaluate.options import RERANK_ROW, RESULTS_FILE, ROWS, RUNS_DIR, EvaluationOptions
 from generator.evaluate.retrieval import dense_rankings, hybrid_rankings, rerank_rankings, sparse_rankings
 from generator.evaluate.runfiles import QRELS_COPY_NAME, write_qrels, write_run
 from generator.evaluate.sample_check import sample_comparisons
 from generator.evaluate.scoring import RowRun, rerank_summary, score_rows
-from generator.evaluate.uncertainty import method_description
+from generator.evaluate.comparisons import method_description
 from generator.fileio import atomic_write_json, display_path, reading, sha256_file
 from generator.results import Results, read_results, seal
-
-PACKAGES = ("traced-readout", "sentence-transformers", "transformers", "torch", "bm25s", "numpy",
-            "huggingface-hub", "tokenizers")
-
-
-def _package_versions() -> dict[str, str | None]:
-    versions: dict[str, str | None] = {}
-    for name in PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
-
 
 def _now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
@@ -83,8 +72,10 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
             raise ModelUnavailableError(f"{error}; or run with --skip-rerank to record the {RERANK_ROW} "
                                         "row as not measured") from None
 
+    device = resolve_device(options.device)
     dense = dense_rankings(dataset.documents, queries, dense_identity, options.depth,
-                           EmbeddingCache(cache_dir), progress=options.progress, log=log)
+                           EmbeddingCache(cache_dir), progress=options.progress, log=log, device=device,
+                           batch_size=options.encode_batch_size)
     log("sparse: indexing with bm25s")
     sparse = sparse_rankings(dataset.documents, queries, options.depth)
     hybrid = hybrid_rankings(dense.rankings, sparse, options.rrf_k, options.depth)
@@ -94,8 +85,14 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
     if rerank_identity is not None:
         rerank = rerank_rankings(hybrid, queries, texts, rerank_identity, options.rerank_max_length,
                                  RerankCache(cache_dir, rerank_identity.cache_key), progress=options.progress,
-                                 log=log, load_model=load_cross_encoder)
+                                 log=log, load_model=load_cross_encoder, device=device,
+                                 batch_size=options.rerank_batch_size)
         rankings[RERANK_ROW] = rerank.rankings
+    if rerank is not None:
+        rerank_cost = measured_rerank_cost(rerank_identity.name, rerank.milliseconds, hybrid, query_ids, options,
+                                           device)
+    else:
+        rerank_cost = shape_rerank_cost(hybrid, queries, texts, query_ids, options, device, log)
 
     labels = {"dense": dense_identity.name, "sparse": "bm25s (BM25, Lucene variant)",
               "hybrid": f"RRF k={options.rrf_k} over dense and sparse top {options.depth}",
@@ -103,7 +100,7 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
     judgements = {q: dict(dataset.qrels.scores.get(q, {})) for q in query_ids}
     rows = [RowRun(row, labels[row], rankings.get(row), rerank_reason if row == RERANK_ROW else None) for row in ROWS]
     scored = score_rows(rows, judgements, query_ids, bootstrap_resamples=options.bootstrap_resamples,
-                        seed=options.seed)
+                        seed=options.seed, pairs=options.comparisons)
 
     reproduced, differing = dataset.is_reproduction_of_scifact()
     results: dict[str, Any] = {
@@ -114,6 +111,7 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
         **scored,
         **rerank_summary(hybrid, rerank.rankings if rerank else None, rerank.milliseconds if rerank else None,
                          query_ids),
+        "rerank_cost": rerank_cost,
         "runs": {row: f"{RUNS_DIR[options.query_set]}/{run_file_name(row)}" for row in rankings},
         "manifest": {
             "inputs": dataset.input_hashes,
@@ -122,6 +120,7 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
             "reproduction": {"of": "BEIR SciFact test split", "is_reproduction": reproduced,
                              "differing_inputs": differing},
             "parameters": options.parameters(),
+            "runtime": options.runtime(device),
             "query_ids": query_ids,
             "per_query_key": "per_query",
             "models": {"dense": {**dense_identity.as_manifest(), "max_seq_length": dense.max_seq_length},
@@ -131,11 +130,11 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
                        "dense_encode_seconds": dense.encode_seconds,
                        "rerank_resumed_queries": rerank.resumed_queries if rerank else [],
                        "rerank_computed_queries": rerank.computed_queries if rerank else []},
-            "uncertainty": method_description(bootstrap_resamples=options.bootstrap_resamples, seed=options.seed),
-            "packages": _package_versions(),
+            "uncertainty": method_description(options.bootstrap_resamples, options.seed),
+            "packages": package_versions(),
             "python": sys.version.split()[0],
             "platform": platform.platform(),
-            "threads": _thread_count(),
+            "threads": thread_count(),
             "started_at": started_at,
             "finished_at": _now(),
         },
@@ -146,13 +145,54 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
     return Evaluation(results=results, rankings=rankings, judgements=judgements)
 
 
-def _thread_count() -> int:
-    try:
-        import torch
+def measured_rerank_cost(model: str, milliseconds: dict[str, float], hybrid: dict[str, list[tuple[str, float]]],
+                         query_ids: Sequence[str], options: EvaluationOptions, device: str) -> dict[str, Any]:
+    """The rerank row's own times, in the same form as a cost measured by shape."""
+    per_query_milliseconds = {q: float(milliseconds[q]) for q in query_ids}
+    per_query_pairs = {q: len(hybrid[q]) for q in query_ids}
+    return {"measured": True, "cost": "measured", "quality": "measured", "model": model,
+            "weights": "the model's own", "max_length": options.rerank_max_length,
+            "batch_size": options.rerank_batch_size, "device": device, "threads": thread_count(),
+            **timing_summary(per_query_milliseconds, per_query_pairs),
+            "per_query_milliseconds": per_query_milliseconds, "per_query_pairs": per_query_pairs}
 
-        return int(torch.get_num_threads())
-    except ImportError:  # pragma: no cover
-        return os.cpu_count() or 1
+
+def not_measured_cost(model: str, reason: str) -> dict[str, Any]:
+    return {"measured": False, "cost": "not measured", "quality": "not measured", "model": model,
+            "not_measured_reason": reason}
+
+
+def shape_rerank_cost(hybrid: dict[str, list[tuple[str, float]]], queries: dict[str, str], texts: dict[str, str],
+                      query_ids: Sequence[str], options: EvaluationOptions, device: str,
+                      log: Callable[[str], None]) -> dict[str, Any]:
+    """The reranker's cost measured by its shape on the hybrid pairs, when its weights did not run.
+
+    Its quality stays not measured: random weights give times, never rankings. The measurement
+    takes minutes per query for a large model, so it runs on the release sample only and resumes
+    from its per-query cache (generator.evaluate.cost).
+    """
+    if options.rerank_cost == "none":
+        return not_measured_cost(options.rerank_model, "the rerank row did not run and readout.yaml asks for no "
+                                                       "cost by shape (evaluate.rerank_cost: none)")
+    if options.query_set != "sample":
+        return not_measured_cost(options.rerank_model, "cost by shape is measured on the release sample only "
+                                                       f"({RESULTS_FILE['sample']})")
+    pairs_by_query = {q: [(queries[q], texts[doc_id]) for doc_id, _ in hybrid[q]] for q in query_ids}
+    if not all(pairs_by_query.values()):
+        return not_measured_cost(options.rerank_model, "a query has no hybrid candidates to score")
+    try:
+        measurement = measure_rerank_cost(pairs_by_query, options.rerank_model,
+                                          max_length=options.rerank_max_length,
+                                          batch_size=options.rerank_batch_size, cache_dir=options.cache_dir,
+                                          device=device, progress=options.progress, log=log)
+    except (InputError, ModelUnavailableError) as error:
+        log(f"cost by shape: not measured: {error}")
+        return not_measured_cost(options.rerank_model, f"its shape could not be built: {error}")
+    figures = measurement.as_dict()
+    # Local paths say where this machine keeps files, not what was measured.
+    figures.pop("config_path", None)
+    figures["tokenizer"] = {key: value for key, value in figures["tokenizer"].items() if key != "path"}
+    return {"measured": True, **figures}
 
 
 def run_file_name(row: str) -> str:

@@ -19,10 +19,10 @@ from generator.evaluate.cache import EmbeddingCache, RerankCache, content_key
 from generator.evaluate.data import Document
 from generator.evaluate.fusion import reciprocal_rank_fusion
 from generator.evaluate.models import ModelIdentity, load_bi_encoder, load_cross_encoder
-from generator.evaluate.options import BM25_B, BM25_K1, BM25_METHOD, BM25_STOPWORDS
+from generator.evaluate.options import (BM25_B, BM25_K1, BM25_METHOD, BM25_STOPWORDS, ENCODE_BATCH_SIZE,
+                                        RERANK_BATCH_SIZE)
 
 Ranking = list[tuple[str, float]]
-ENCODE_BATCH_SIZE = 32
 
 
 def top_k(scores: np.ndarray, doc_ids: Sequence[str], depth: int, *, positive_only: bool = False) -> Ranking:
@@ -46,9 +46,10 @@ class DenseOutcome:
 
 def dense_rankings(documents: Sequence[Document], queries: Mapping[str, str], identity: ModelIdentity,
                    depth: int, cache: EmbeddingCache, *, progress: bool = True,
-                   log: Callable[[str], None] = print) -> DenseOutcome:
+                   log: Callable[[str], None] = print, device: str = "cpu",
+                   batch_size: int = ENCODE_BATCH_SIZE) -> DenseOutcome:
     """Normalised embeddings, dot product, top `depth`; corpus embeddings cached on disk."""
-    model = load_bi_encoder(identity)
+    model = load_bi_encoder(identity, device)
     max_seq_length = int(model.max_seq_length)
     key = content_key("dense-corpus-v1", identity.name, identity.weights_sha256,
                       corpus_fingerprint(documents), max_seq_length, "normalized")
@@ -63,13 +64,13 @@ def dense_rankings(documents: Sequence[Document], queries: Mapping[str, str], id
             f"(max_seq_length {max_seq_length}); cached afterwards")
         started = time.perf_counter()
         corpus_matrix = model.encode([document.retrieval_text for document in documents],
-                                     batch_size=ENCODE_BATCH_SIZE, normalize_embeddings=True,
+                                     batch_size=batch_size, normalize_embeddings=True,
                                      convert_to_numpy=True, show_progress_bar=progress)
         encode_seconds = time.perf_counter() - started
         cache.store(key, corpus_matrix, {"model": identity.as_manifest(), "documents": len(documents),
                                          "max_seq_length": max_seq_length, "normalized": True})
     query_ids = list(queries)
-    query_matrix = model.encode([queries[q] for q in query_ids], batch_size=ENCODE_BATCH_SIZE,
+    query_matrix = model.encode([queries[q] for q in query_ids], batch_size=batch_size,
                                 normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
     scores = np.asarray(query_matrix, dtype=np.float32) @ np.asarray(corpus_matrix, dtype=np.float32).T
     rankings = {q: top_k(scores[i], doc_ids, depth) for i, q in enumerate(query_ids)}
@@ -120,10 +121,12 @@ def rerank_rankings(hybrid: Mapping[str, Ranking], queries: Mapping[str, str],
                     texts: Mapping[str, str], identity: ModelIdentity, max_length: int,
                     cache: RerankCache, *, progress: bool = True,
                     log: Callable[[str], None] = print,
-                    load_model: Callable | None = None) -> RerankOutcome:
+                    load_model: Callable | None = None, device: str = "cpu",
+                    batch_size: int = RERANK_BATCH_SIZE) -> RerankOutcome:
     """Score exactly the hybrid candidates of each query with a cross-encoder and reorder them.
 
-    All pairs of one query go to the model in one call; the model is warmed up on the first
+    All pairs of one query go to the model in one `predict` call, `batch_size` pairs per forward
+    pass (the batching `readout cost` times a shape with); the model is warmed up on the first
     pending query before any timing. Each finished query is cached at once (scores and its own
     measured milliseconds), so an interrupted run resumes without recomputing it.
     """
@@ -131,7 +134,8 @@ def rerank_rankings(hybrid: Mapping[str, Ranking], queries: Mapping[str, str],
 
     def cache_key(query_id: str) -> str:
         candidates = [doc_id for doc_id, _ in hybrid[query_id]]
-        return content_key("rerank-v1", identity.name, identity.weights_sha256, max_length, query_id,
+        return content_key("rerank-v2", identity.name, identity.weights_sha256, max_length, batch_size, device,
+                           query_id,
                            queries[query_id], candidates, [texts[d] for d in candidates])
 
     outcome = RerankOutcome(rankings={}, milliseconds={})
@@ -149,9 +153,9 @@ def rerank_rankings(hybrid: Mapping[str, Ranking], queries: Mapping[str, str],
 
     model = None
     if pending:
-        model = (load_model or load_cross_encoder)(identity, max_length)
+        model = (load_model or load_cross_encoder)(identity, max_length, device)
         warm_pairs = [(queries[pending[0]], texts[d]) for d, _ in hybrid[pending[0]]]
-        model.predict(warm_pairs, batch_size=max(1, len(warm_pairs)), show_progress_bar=False)
+        model.predict(warm_pairs, batch_size=batch_size, show_progress_bar=False)
 
     bar = tqdm(total=len(pending), desc="rerank", unit="query", disable=not progress or not pending)
     for query_id in hybrid:
@@ -162,7 +166,7 @@ def rerank_rankings(hybrid: Mapping[str, Ranking], queries: Mapping[str, str],
         else:
             pairs = [(queries[query_id], texts[doc_id]) for doc_id in candidates]
             started = time.perf_counter()
-            raw = model.predict(pairs, batch_size=max(1, len(pairs)), show_progress_bar=False)
+            raw = model.predict(pairs, batch_size=batch_size, show_progress_bar=False)
             elapsed_ms = (time.perf_counter() - started) * 1000.0
             entry = {"query_id": query_id, "candidates": candidates,
                      "scores": [float(score) for score in np.asarray(raw, dtype=np.float64).reshape(-1)],

@@ -1,5 +1,6 @@
 """From rankings to the figures of a results file: per-query metrics, row means, changes over the
-baseline with their paired statistics, the candidate diagnosis and the rerank summary.
+baseline, the paired comparisons (generator.evaluate.comparisons), the ceiling on each row's
+candidates (generator.evaluate.headroom), the candidate diagnosis and the rerank summary.
 
 Pure: it takes rankings and judgements (wherever they came from: the four retrieval rows, a
 run file, a test fixture) and returns JSON-ready data. The checker re-derives the same figures
@@ -11,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from generator.evaluate.comparisons import comparison_key, comparisons_block, default_pairs
 from generator.evaluate.diagnosis import count_verdicts, diagnose, recall_verdict
+from generator.evaluate.headroom import ceiling_block
 from generator.evaluate.metrics import (DELTA_METRICS, ROW_METRICS, Metric, macro_mean, p95, per_query_metrics,
                                         same_candidate_sets, signed_delta)
-from generator.evaluate.uncertainty import paired_comparison
 
 Ranking = list[tuple[str, float]]
 BASELINE = "dense"
@@ -33,7 +35,7 @@ class RowRun:
 
 def _row_entry(row: RowRun, per_query: Mapping[str, Mapping[str, float]] | None,
                baseline: Mapping[str, Mapping[str, float]], query_ids: Sequence[str],
-               metrics: Sequence[Metric], bootstrap_resamples: int, seed: int) -> dict[str, Any]:
+               metrics: Sequence[Metric], comparisons: Mapping[str, Any]) -> dict[str, Any]:
     entry: dict[str, Any] = {"search": row.name, "model": row.label}
     if per_query is None:
         entry.update({"measured": False, "not_measured_reason": row.not_measured_reason})
@@ -46,19 +48,24 @@ def _row_entry(row: RowRun, per_query: Mapping[str, Mapping[str, float]] | None,
     entry["measured"] = True
     for metric in metrics:
         entry[metric.name] = macro_mean(per_query[q][metric.name] for q in query_ids)
-    entry[f"paired_vs_{BASELINE}"] = {}
     for name in DELTA_METRICS:
         baseline_mean = macro_mean(baseline[q][name] for q in query_ids)
         entry[f"delta_{name}_vs_{BASELINE}"] = signed_delta(entry[name], baseline_mean)
-        entry[f"paired_vs_{BASELINE}"][name] = paired_comparison(
-            [per_query[q][name] for q in query_ids], [baseline[q][name] for q in query_ids],
-            bootstrap_resamples=bootstrap_resamples, seed=seed)
+    # The row's comparison with dense, kept inside the row where earlier ledgers read it.
+    against_baseline = comparisons.get(comparison_key(row.name, BASELINE))
+    entry[f"paired_vs_{BASELINE}"] = (dict(against_baseline["metrics"]) if against_baseline
+                                      and against_baseline.get("measured") else {})
     return entry
 
 
 def score_rows(rows: Sequence[RowRun], judgements: Mapping[str, Mapping[str, int]], query_ids: Sequence[str], *,
-               bootstrap_resamples: int, seed: int, metrics: Sequence[Metric] = ROW_METRICS) -> dict[str, Any]:
-    """`table`, `per_query`, `diagnosis` and `diagnosis_summary` for the measured rows."""
+               bootstrap_resamples: int, seed: int, metrics: Sequence[Metric] = ROW_METRICS,
+               pairs: Sequence[tuple[str, str]] | None = None) -> dict[str, Any]:
+    """`table`, `per_query`, `comparisons`, `ceiling`, `diagnosis` and `diagnosis_summary`.
+
+    `pairs` are the (row, baseline) comparisons to make; by default every row against dense
+    and hybrid+rerank against hybrid.
+    """
     per_query: dict[str, dict[str, dict[str, float]]] = {}
     diagnosis: dict[str, dict[str, dict[str, Any]]] = {}
     for row in rows:
@@ -74,9 +81,16 @@ def score_rows(rows: Sequence[RowRun], judgements: Mapping[str, Mapping[str, int
             diagnosis[row.name][q] = {"missed_by_candidates": found.not_in_candidates,
                                       f"ranked_below_{DIAGNOSIS_CUTOFF}": found.ranked_below,
                                       "diagnosis": recall_verdict(found)}
-    table = [_row_entry(row, per_query.get(row.name), per_query[BASELINE], query_ids, metrics,
-                        bootstrap_resamples, seed) for row in rows]
-    return {"table": table, "per_query": per_query, "diagnosis": diagnosis,
+    pairs = list(pairs) if pairs is not None else default_pairs([row.name for row in rows], BASELINE)
+    comparisons = comparisons_block(
+        per_query, query_ids, pairs, [name for name in DELTA_METRICS], seed=seed, resamples=bootstrap_resamples,
+        not_measured={row.name: row.not_measured_reason or "not measured" for row in rows if row.rankings is None})
+    table = [_row_entry(row, per_query.get(row.name), per_query[BASELINE], query_ids, metrics, comparisons)
+             for row in rows]
+    measured = {row.name: {q: [d for d, _ in row.rankings.get(q, [])] for q in query_ids}
+                for row in rows if row.rankings is not None}
+    return {"table": table, "per_query": per_query, "comparisons": comparisons,
+            "ceiling": ceiling_block(measured, judgements, query_ids, metrics), "diagnosis": diagnosis,
             "diagnosis_summary": {row: count_verdicts({q: entry["diagnosis"] for q, entry in by_query.items()})
                                   for row, by_query in diagnosis.items()}}
 

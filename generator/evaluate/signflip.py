@@ -71,3 +71,19 @@ def wins_ties_losses(differences: Sequence[float], tolerance: float = DEFAULT_TO
     wins = sum(1 for d in differences if d > tolerance)
     losses = sum(1 for d in differences if d < -tolerance)
     return wins, len(differences) - wins - losses, losses
+
+
+# A change is distinguishable from zero only when its interval excludes zero and p < SIGNIFICANCE.
+SIGNIFICANCE = 0.05
+AGREE = "agree"
+
+
+def agreement(low: float, high: float, p_value: float) -> str:
+    """``"agree"`` when the interval excluding zero and ``p < 0.05`` say the same, else which says what."""
+    excludes = low > 0.0 or high < 0.0
+    below = p_value < SIGNIFICANCE
+    if excludes == below:
+        return AGREE
+    if excludes:
+        return f"the interval excludes zero but the sign-flip p-value is {p_value:.4g}"
+    return f"the sign-flip p-value is {p_value:.4g} but the interval includes zero"

@@ -18,7 +18,7 @@ from generator.errors import InputError
 from generator.evaluate.options import EvaluationOptions, build_options, validate_evaluate_block
 from generator.fileio import display_path, reading
 from generator.project.outputs import OutputSpec, parse_outputs
-from generator.project.wording import label_problem
+from generator.wording import label_problem
 from generator.safe_yaml import load_config_with_lines
 from generator.sandbox.config import SandboxConfig, validate_sandbox_block
 

@@ -22,7 +22,9 @@
                    interval: "paired_vs_dense.{metric}"}
         provenance: [documents, queries]   # results paths listed under Provenance
 
-`show` may hold `table`, `quality_vs_time`, `deltas`, `provenance` and `claims_by_kind`; a chart
+`show` may hold `table`, `quality_vs_time`, `deltas`, `provenance`, `claims_by_kind`, `decisions`
+(the decision table: every design trigger evaluated by `readout check`) and `rerank_cost` (the
+reranker's cost, saying whether it was measured, measured by shape or not measured); a chart
 needs a `charts:` entry of its kind, a table a `table:` entry. Titles and labels are headings,
 never sentences. Everything is validated when the project loads; an error names the key.
 """
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from generator.errors import InputError
-from generator.project.wording import label_problem
+from generator.wording import label_problem
 
 # output name -> default file and template; a claim's `output` must be one of these names.
 OUTPUT_DEFAULTS: dict[str, dict[str, str]] = {
@@ -45,7 +47,7 @@ OUTPUT_NAMES = ("teachback", "aar", "readout")
 OUTPUT_KEYS = ("file", "template", "sections", "table", "charts", "provenance")
 SECTION_KEYS = ("id", "title", "show")
 CHART_KINDS = ("quality_vs_time", "deltas")
-SECTION_BLOCKS = ("table", *CHART_KINDS, "provenance", "claims_by_kind")
+SECTION_BLOCKS = ("table", *CHART_KINDS, "provenance", "claims_by_kind", "decisions", "rerank_cost")
 TABLE_KEYS = ("rows", "name", "columns")
 COLUMN_KEYS = ("label", "key", "path", "format", "only", "otherwise", "interval")
 DEFAULT_PROVENANCE = ("documents", "queries", "query_set", "candidate_depth", "manifest.platform",
@@ -146,7 +148,7 @@ class _Reader:
         return tuple(item.strip() for item in value)
 
     def label(self, where: str, value: Any) -> str:
-        """A heading or table word the reader sees: generator.project.wording's rules."""
+        """A heading or table word the reader sees: generator.wording's rules."""
         text = self.string(where, value)
         problem = label_problem(text)
         if problem:

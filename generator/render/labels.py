@@ -8,7 +8,7 @@ from typing import Any
 from generator.safe_yaml import load_config_with_lines
 from generator.errors import InputError
 from generator.fileio import reading
-from generator.project.wording import label_problem
+from generator.wording import label_problem
 
 LABELS_NAME = "labels.yaml"
 
@@ -16,7 +16,7 @@ LABELS_NAME = "labels.yaml"
 class Labels:
     """The label registry (templates/labels.yaml): the only fixed words a template may show.
 
-    A label is a heading or a table word, never a sentence (generator.project.wording says
+    A label is a heading or a table word, never a sentence (generator.wording says
     exactly what that means). Templates write `L.key`; an unknown key stops the render with the
     registry's file name.
     """

@@ -32,7 +32,8 @@ from generator.render.doors import HtmlDoor, MarkdownDoor
 from generator.render.labels import LABELS_NAME, Labels, load_labels
 from generator.render.orphans import Orphan, scan
 from generator.render.stamps import STAMP_NAME, Rendered, stale_outputs, stamp_text, template_hashes
-from generator.render.views import SectionView, anchor, claim_views, claims_by_kind, provenance_view, table_view
+from generator.render.views import (SectionView, anchor, claim_views, claims_by_kind, decisions_view, provenance_view,
+                                    rerank_cost_view, table_view)
 from generator.results import RESULTS_NAME, Results, lookup, read_results
 
 
@@ -98,6 +99,8 @@ def render_outputs(project: Project, report: CheckReport, *, draft: bool = False
             "provenance": provenance_view(spec, report, results.data, results_hashes, hashes, config_hash, door,
                                           labels),
             "claims_by_kind": claims_by_kind(report, door),
+            "decisions": decisions_view(report, door, labels),
+            "rerank_cost": rerank_cost_view(results.data, door, labels, _budget(report)),
             "stamp_name": STAMP_NAME,
             "stamp": stamp_text(stamp),
         }
@@ -113,6 +116,15 @@ def render_outputs(project: Project, report: CheckReport, *, draft: bool = False
             marked += "\n"
         rendered.append(Rendered(spec.name, project.outputs_dir / spec.file, marked, stamp))
     return rendered
+
+
+def _budget(report: CheckReport) -> float | None:
+    """The latency budget a decision trigger compares the reranker's p95 with, when one does."""
+    for row in report.decisions:
+        for name, entry in row.read.items():
+            if str(entry.get("path", "")).startswith("budget.") and entry.get("measured"):
+                return float(entry["value"])
+    return None
 
 
 def _refuse_hidden_characters(templates_dir: Path, names: Iterable[str]) -> None:

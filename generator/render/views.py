@@ -10,7 +10,7 @@ from typing import Any, Iterable
 from generator.claims.report import CheckReport, ClaimResult
 from generator.errors import InputError
 from generator.project.outputs import OutputSpec, TableSpec
-from generator.project.wording import data_text_problem
+from generator.wording import data_text_problem
 from generator.render.labels import Labels
 from generator.render.values import format_number, raw_json
 from generator.results import MISSING, RESULTS_NAME, lookup
@@ -189,3 +189,72 @@ def provenance_view(spec: OutputSpec, report: CheckReport, results: dict, result
 
 def claims_by_kind(report: CheckReport, door) -> list[tuple[Any, Any]]:
     return [(door.data(kind), door.data(f"{u}/{t}")) for kind, (u, t) in sorted(report.by_kind.items())]
+
+
+_STATE_LABELS = {"fires": "state_fires", "does not fire": "state_does_not_fire",
+                 "cannot be decided": "state_cannot_be_decided"}
+_STATUS_LABELS = {"measured": "status_measured", "measured by shape": "status_measured_by_shape",
+                  "not measured": "status_not_measured"}
+
+
+def _short_number(value: Any) -> str:
+    if isinstance(value, float):
+        if value.is_integer():
+            return format_number(value, ",.0f")
+        return format_number(value, ",.1f" if abs(value) >= 100 else ".4g")
+    return format_number(value, "")
+
+
+def decisions_view(report: CheckReport, door, labels: Labels) -> list[dict]:
+    """The decision table: each decision record's trigger, whether it fired, and what it read."""
+    rows = []
+    for row in report.decisions:
+        values = []
+        for name, entry in sorted(row.read.items()):
+            if not entry.get("measured"):
+                shown = labels.value_not_measured
+            else:
+                shown = door.data(_short_number(entry.get("value")))
+                if entry.get("from") == "design":
+                    shown = door.join([shown, labels.value_from_design])
+                elif entry.get("how") == "measured by shape":
+                    shown = door.join([shown, labels.status_measured_by_shape], ", ")
+            values.append(door.join([door.code(name), door.data("="), shown]))
+        rows.append({"decision": door.data(row.trigger.decision), "title": door.data(row.trigger.title),
+                     "trigger": door.code(row.trigger.predicate.source),
+                     "state": labels[_STATE_LABELS[row.state]], "state_class": row.state.replace(" ", "-"),
+                     "outcome": door.data(row.outcome), "read": values})
+    return rows
+
+
+def rerank_cost_view(results: dict, door, labels: Labels, budget: float | None) -> dict | None:
+    """The reranker's cost with how it was measured, impossible to miss: measured, measured by
+    shape (its architecture with random weights), or not measured; and its quality's status."""
+    cost = results.get("rerank_cost")
+    if not isinstance(cost, dict):
+        return None
+    status = str(cost.get("cost"))
+    quality = str(cost.get("quality"))
+    if status not in _STATUS_LABELS or quality not in _STATUS_LABELS:
+        raise InputError(f"unknown status cost {status[:40]!r}, quality {quality[:40]!r}", path=RESULTS_NAME,
+                         field="rerank_cost")
+    rows = [(labels.cost_model, door.code(_table_word(cost.get("model", "?"), "rerank_cost.model"))),
+            (labels.cost_status, labels[_STATUS_LABELS[status]]),
+            (labels.quality_status, labels[_STATUS_LABELS[quality]])]
+    if cost.get("measured") is not False:
+        for label, key, spec in (("cost_p50", "p50_milliseconds", ",.0f"), ("cost_p95", "p95_milliseconds", ",.0f"),
+                                 ("cost_pairs", "pairs", ","), ("cost_pairs_per_second", "pairs_per_second", ".2f")):
+            if isinstance(cost.get(key), (int, float)):
+                rows.append((labels[label], door.data(format_number(cost[key], spec))))
+        setting = ", ".join(f"{key} {cost[key]}" for key in ("max_length", "batch_size", "dtype", "device", "threads")
+                            if key in cost)
+        rows.append((labels.cost_setting, door.code(setting)))
+        tokenizer = cost.get("tokenizer")
+        if isinstance(tokenizer, dict) and tokenizer.get("name"):
+            rows.append((labels.cost_tokenizer, door.code(str(tokenizer["name"]))))
+    elif cost.get("not_measured_reason"):
+        rows.append((labels.not_measured_reason,
+                     door.data(_table_word(cost["not_measured_reason"], "rerank_cost.not_measured_reason"))))
+    if budget is not None:
+        rows.append((labels.cost_budget, door.data(format_number(budget, ",.0f"))))
+    return {"status": status.replace(" ", "-"), "quality": quality.replace(" ", "-"), "rows": rows}

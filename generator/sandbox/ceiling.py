@@ -11,7 +11,8 @@ A small calculator (spec section 6). For one query and a handful of documents:
   lexical score is 0, keeps the input order);
 - fused = w / (k + lexical rank) + (1 - w) / (k + dense rank); fused ties keep document order;
 - the candidate pool is the fused top `pool`; documents outside it are not retrieved;
-- the oracle sorts only the pool by the supplied relevance (ties keep fused order). It reads the
+- the oracle (generator.evaluate.headroom.oracle_order, the same one the readout's ceiling on real
+  candidates uses) sorts only the pool by the supplied relevance (ties keep fused order). It reads the
   labels it is scored on - a label leak - so its numbers are an upper bound for any reranker of
   this pool, never a model's result;
 - Recall@cutoff = relevant (grade > 0) in the top cutoff / all relevant documents given;
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from generator.errors import InputError
+from generator.evaluate.headroom import oracle_order
 from generator.evaluate.metrics import graded_ndcg_at_k, graded_recall_at_k
 from generator.fileio import reading
 from generator.sandbox.bm25 import tokenize
@@ -184,9 +186,9 @@ def compute_ceiling(case: Case) -> dict[str, Any]:
              for i in range(len(docs))]
     fused_order = sorted(range(len(docs)), key=lambda i: (-fused[i], i))
     pool = fused_order[:case.pool]
-    final = sorted(pool, key=lambda i: -docs[i].relevance) if case.oracle else list(pool)
-    ranking = [docs[i].id for i in final]
     grades = {doc.id: doc.relevance for doc in docs}
+    pooled = [docs[i].id for i in pool]
+    ranking = oracle_order(pooled, grades) if case.oracle else pooled
     relevant = sum(1 for doc in docs if doc.relevance > 0)
     return {
         "query": case.query,

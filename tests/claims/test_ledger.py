@@ -137,7 +137,7 @@ def test_bad_path_syntax_refused():
 
 def test_source_with_two_kinds_refused():
     text = CLAIM.replace("      - measured:\n", "      - design: {document: a.md, quote: q}\n        measured:\n")
-    assert "each source has exactly one of design or measured" in error_of(text)
+    assert "each source has exactly one of design, measured or decision" in error_of(text)
 
 
 def test_missing_ledger_exits_2(tmp_path, monkeypatch, capsys):

@@ -75,8 +75,8 @@ def test_rerank_with_a_tiny_random_cross_encoder(small_dataset, tmp_path, tiny_c
 
 
 def _counting_loader(calls, fail_after=None):
-    def load(identity, max_length):
-        model = load_cross_encoder(identity, max_length)
+    def load(identity, max_length, device="cpu"):
+        model = load_cross_encoder(identity, max_length, device)
         original = model.predict
 
         def predict(pairs, **kwargs):
@@ -94,6 +94,8 @@ def _without_timings(results):
     stripped = json.loads(json.dumps(results))
     for key in ("rerank_milliseconds", "p95_rerank_milliseconds"):
         stripped.pop(key)
+    for key in ("per_query_milliseconds", "p50_milliseconds", "p95_milliseconds", "pairs_per_second"):
+        stripped["rerank_cost"].pop(key)
     stripped.pop("manifest")
     return stripped
 
@@ -144,3 +146,82 @@ def test_evaluate_command_writes_sample_then_300_style_results_with_comparison(s
     assert set(full["comparison_300_by_row"]) == {"sparse", "hybrid", "hybrid+rerank"}
     # The second run re-used the first run's rerank scores for the same queries and candidates.
     assert full["manifest"]["caches"]["rerank_computed_queries"] == []
+
+
+# --- the reranker's cost: its own times, by shape, or not measured -----------------------------
+
+
+def _tiny_shape(tmp_path):
+    from tests.evaluate.test_cost import TINY, _write_config
+
+    return _write_config(tmp_path / "tiny-shape", model_type="bert", max_position_embeddings=512, **TINY)
+
+
+def _verified(options, evaluation):
+    from generator.claims.measured import ResultsFiles
+
+    path = write_outputs(evaluation, options, log=lambda _: None)
+    files = ResultsFiles(path.parent)
+    return json.loads(path.read_text()), files._problem(files._other(path.name))
+
+
+def test_a_skipped_rerank_row_gets_its_cost_measured_by_shape_and_no_quality(small_dataset, tmp_path):
+    shape = _tiny_shape(tmp_path)
+    options = _options(small_dataset, tmp_path, skip_rerank=True, rerank_model=str(shape), rerank_cost="shape",
+                       rerank_max_length=64, rerank_batch_size=4, device="cpu")
+    results, problem = _verified(options, evaluate(options, log=lambda _: None))
+    assert problem is None, problem
+    cost = results["rerank_cost"]
+    assert (cost["measured"], cost["cost"], cost["quality"]) == (True, "measured by shape", "not measured")
+    query_ids = results["manifest"]["query_ids"]
+    run = (options.runs_dir / "hybrid.trec").read_text().splitlines()
+    # Exactly the hybrid candidates of every query, in query order.
+    assert list(cost["per_query_pairs"].items()) == [(q, sum(line.split()[0] == q for line in run)) for q in query_ids]
+    assert sum(cost["per_query_pairs"].values()) == cost["pairs"] == len(run)
+    assert (cost["batch_size"], cost["max_length"], cost["device"]) == (4, 64, "cpu")
+    assert "config_path" not in cost and "path" not in cost["tokenizer"], "no local paths in results"
+    # Quality stays not measured everywhere: the row, its comparisons, its rerank time.
+    rerank = next(row for row in results["table"] if row["search"] == "hybrid+rerank")
+    assert rerank["measured"] is False and results["p95_rerank_milliseconds"] is None
+    assert results["comparisons"]["hybrid+rerank_vs_hybrid"]["measured"] is False
+    assert results["manifest"]["runtime"] == {"device_requested": "cpu", "device": "cpu", "encode_batch_size": 32,
+                                              "rerank_batch_size": 4}
+
+
+@pytest.mark.parametrize("overrides, reason", [
+    ({"rerank_cost": "none"}, "rerank_cost: none"),
+    ({"rerank_cost": "shape", "query_set": "all"}, "release sample only"),
+    ({"rerank_cost": "shape", "rerank_model": "no-such-org/no-such-reranker"}, "could not be built"),
+])
+def test_a_cost_that_was_not_measured_says_why(small_dataset, tmp_path, monkeypatch, overrides, reason):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    options = _options(small_dataset, tmp_path, skip_rerank=True, **overrides)
+    cost = evaluate(options, log=lambda _: None).results["rerank_cost"]
+    assert (cost["measured"], cost["cost"], cost["quality"]) == (False, "not measured", "not measured")
+    assert reason in cost["not_measured_reason"]
+    assert "p95_milliseconds" not in cost
+
+
+def test_a_measured_rerank_row_records_its_own_times_as_its_cost(small_dataset, tmp_path, tiny_cross_encoder):
+    options = _options(small_dataset, tmp_path, rerank_model=str(tiny_cross_encoder), rerank_batch_size=8)
+    results, problem = _verified(options, evaluate(options, log=lambda _: None))
+    assert problem is None, problem
+    cost = results["rerank_cost"]
+    assert (cost["cost"], cost["quality"], cost["batch_size"]) == ("measured", "measured", 8)
+    assert cost["per_query_milliseconds"] == results["rerank_milliseconds"]
+    assert cost["p95_milliseconds"] == results["p95_rerank_milliseconds"]
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["--batch-size", "0"], "--batch-size"),
+    (["--encode-batch-size", "-3"], "--encode-batch-size"),
+])
+def test_evaluate_refuses_a_batch_size_below_one(tmp_path, small_dataset, capsys, argv, field):
+    from generator.cli import main
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "readout.yaml").write_text(f"title: t\nkind: beir\ndata: {small_dataset}\n", encoding="utf-8")
+    assert main(["evaluate", str(project), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{field}: expected a positive integer" in err

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from generator.evaluate.sample_check import compare_sample_to_full
-from generator.evaluate.uncertainty import paired_comparison
+from generator.evaluate.comparisons import compare
 
 
 def _random_pair(seed: int, n: int, shift: float = 0.05) -> tuple[list[float], list[float]]:
@@ -124,13 +124,12 @@ def test_compare_sample_to_full_with_a_null_value_is_not_measured():
     assert result["per_metric"]["nDCG@5"]["verdict"] == "confirmed"
 
 
-def test_compare_sample_to_full_reads_paired_comparison_output():
+def test_compare_sample_to_full_reads_the_comparisons_output():
     row, base = _random_pair(8, 20, shift=0.3)
     full_row, full_base = _random_pair(9, 60, shift=0.3)
     metrics = ("recall@5",)
-    sample = _results(20, {"recall@5": paired_comparison(row, base)})
-    full = _results(60, {"recall@5": paired_comparison(full_row, full_base,
-                                                       permutation_resamples=1000)})
+    sample = _results(20, {"recall@5": compare(row, base, seed=1)})
+    full = _results(60, {"recall@5": compare(full_row, full_base, seed=2, permutation_resamples=1000)})
     result = compare_sample_to_full(sample, full, metrics=metrics)
     assert result["per_metric"]["recall@5"]["verdict"] == "confirmed"
     assert result["both_changes_stay_positive"] is True

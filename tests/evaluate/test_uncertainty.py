@@ -13,9 +13,6 @@ import numpy as np
 import pytest
 
 from generator.evaluate.uncertainty import (
-    method_description,
-    paired_bootstrap_ci,
-    paired_comparison,
     paired_permutation_test,
     wins_ties_losses,
 )
@@ -143,69 +140,22 @@ def test_twenty_nonzero_differences_enumerate_exactly():
 # --------------------------------------------------------------------------- bootstrap
 
 
-def test_bootstrap_of_constant_difference_is_that_point():
-    # Every difference is 0.25, so every resampled mean is 0.25.
-    assert paired_bootstrap_ci([0.75, 0.5, 0.25], [0.5, 0.25, 0.0]) == (0.25, 0.25)
 
 
-def test_bootstrap_of_constant_non_dyadic_difference_is_exactly_that_point():
-    # Averaging three copies of 0.1 in floating point gives 0.10000000000000002; a
-    # degenerate bootstrap distribution must still report the difference itself.
-    assert paired_bootstrap_ci([0.1, 0.1, 0.1], [0.0, 0.0, 0.0]) == (0.1, 0.1)
 
 
-def test_bootstrap_of_three_queries_zero_zero_one():
-    # d = [0, 0, 1]. A resample's mean is k/3 where k ~ Binomial(3, 1/3):
-    # P(0) = 8/27 = 29.6 %, P(1/3) = 12/27, P(2/3) = 6/27, P(1) = 1/27 = 3.7 %.
-    # The 2.5th percentile lies among the zeros; the 97.5th lies in the top 3.7 %, i.e. 1.
-    # (A 5/95 interval would end at 2/3 instead.)
-    assert paired_bootstrap_ci([0.0, 0.0, 1.0], [0.0, 0.0, 0.0]) == (0.0, 1.0)
 
 
-def test_bootstrap_follows_the_documented_recipe():
-    # Anyone holding the seed can reproduce the interval from method_description():
-    # default_rng(seed).integers(0, n, size=(B, n)), means, linear 2.5 / 97.5 percentiles.
-    row, base = _random_pair(12, 20)
-    d = np.asarray(row) - np.asarray(base)
-    indices = np.random.default_rng(77).integers(0, d.size, size=(2000, d.size))
-    expected = np.percentile(d[indices].mean(axis=1), [2.5, 97.5])
-    low, high = paired_bootstrap_ci(row, base, resamples=2000, seed=77)
-    assert low == pytest.approx(expected[0], abs=1e-15)
-    assert high == pytest.approx(expected[1], abs=1e-15)
 
 
-def test_bootstrap_of_identical_runs_is_zero_zero():
-    low, high = paired_bootstrap_ci([0.3, 0.7, 0.1], [0.3, 0.7, 0.1])
-    assert (low, high) == (0.0, 0.0)
-    assert str(low) == "0.0" and str(high) == "0.0"
 
 
-def test_bootstrap_of_two_queries_zero_and_one():
-    # d = [0, 1]. A resample of two indices has mean 0 (both 0) with probability 1/4, 0.5 with
-    # 1/2 and 1 with 1/4. Among 10000 replicates about 2500 are 0 and 2500 are 1, so the
-    # 2.5th percentile (position 249.975) is 0 and the 97.5th (position 9749.025) is 1.
-    assert paired_bootstrap_ci([0.0, 1.0], [0.0, 0.0]) == (0.0, 1.0)
 
 
-def test_bootstrap_interval_is_inside_the_range_of_differences_and_brackets_the_mean():
-    row, base = _random_pair(2, 20)
-    d = np.asarray(row) - np.asarray(base)
-    low, high = paired_bootstrap_ci(row, base)
-    assert d.min() <= low < d.mean() < high <= d.max()
 
 
-def test_bootstrap_same_seed_same_interval_other_seed_other_interval():
-    row, base = _random_pair(4, 20)
-    first = paired_bootstrap_ci(row, base, seed=1)
-    assert paired_bootstrap_ci(row, base, seed=1) == first
-    assert paired_bootstrap_ci(row, base, seed=2) != first
 
 
-def test_bootstrap_narrower_confidence_gives_narrower_interval():
-    row, base = _random_pair(5, 20)
-    low95, high95 = paired_bootstrap_ci(row, base, confidence=0.95)
-    low80, high80 = paired_bootstrap_ci(row, base, confidence=0.80)
-    assert low95 < low80 < high80 < high95
 
 
 # --------------------------------------------------------------------------- wins, ties, losses
@@ -223,88 +173,16 @@ def test_wins_ties_losses_counts_each_query_once():
 # --------------------------------------------------------------------------- paired comparison
 
 
-def test_paired_comparison_of_four_queries():
-    result = paired_comparison(FOUR_ROW, FOUR_BASE)
-    # delta = (0.25 + 0.5 + 0.75 - 0.25) / 4 = 0.3125
-    assert result["delta"] == 0.3125
-    assert result["p_value"] == 0.375
-    assert result["p_value_method"] == "exact"
-    assert (result["wins"], result["ties"], result["losses"]) == (3, 0, 1)
-    assert result["queries"] == 4
-    assert -0.25 <= result["ci95_low"] < 0.3125 < result["ci95_high"] <= 0.75
-    assert (result["ci95_low"], result["ci95_high"]) == paired_bootstrap_ci(FOUR_ROW, FOUR_BASE)
-    assert set(result) == {"delta", "ci95_low", "ci95_high", "p_value", "p_value_method",
-                           "wins", "ties", "losses", "queries"}
 
 
-def test_paired_comparison_of_identical_runs():
-    scores = [0.2, 0.4, 0.0, 1.0, 0.6]
-    result = paired_comparison(scores, list(scores))
-    assert result == {"delta": 0.0, "ci95_low": 0.0, "ci95_high": 0.0, "p_value": 1.0,
-                      "p_value_method": "exact", "wins": 0, "ties": 5, "losses": 0,
-                      "queries": 5}
-    assert json.dumps(result, sort_keys=True) == (
-        '{"ci95_high": 0.0, "ci95_low": 0.0, "delta": 0.0, "losses": 0, "p_value": 1.0, '
-        '"p_value_method": "exact", "queries": 5, "ties": 5, "wins": 0}')
 
 
-def test_paired_comparison_returns_plain_python_types():
-    row, base = _random_pair(6, 25)
-    result = paired_comparison(np.asarray(row), np.asarray(base), permutation_resamples=1000)
-    assert result["p_value_method"] == "monte-carlo"
-    for key in ("delta", "ci95_low", "ci95_high", "p_value"):
-        assert type(result[key]) is float
-    for key in ("wins", "ties", "losses", "queries"):
-        assert type(result[key]) is int
-    json.dumps(result, allow_nan=False)
 
 
-def test_method_description_records_the_parameters():
-    description = method_description(bootstrap_resamples=500, permutation_resamples=700,
-                                     seed=9, exact_max_queries=12)
-    assert description["bootstrap"]["kind"] == "percentile"
-    assert description["bootstrap"]["resamples"] == 500
-    assert description["bootstrap"]["seed"] == 9
-    assert description["bootstrap"]["confidence"] == 0.95
-    assert description["permutation"]["exact_when_nonzero_differences_at_most"] == 12
-    assert description["permutation"]["monte_carlo_resamples"] == 700
-    assert description["permutation"]["sides"] == "two-sided"
-    json.dumps(description, allow_nan=False)
 
 
 # --------------------------------------------------------------------------- bad input
 
 
-@pytest.mark.parametrize("row, base, message", [
-    ([0.1, 0.2], [0.1], "got 2 and 1"),
-    ([], [], "empty"),
-    ([0.1, float("nan")], [0.1, 0.2], r"row_scores\[1\] is not a finite number"),
-    ([0.1, 0.2], [0.1, float("inf")], r"base_scores\[1\] is not a finite number"),
-    (["0.1"], [0.2], "only numbers"),
-    ({"q1": 0.1}, {"q1": 0.2}, "aligned by query"),
-    ("0.1", "0.2", "aligned by query"),
-    ([[0.1, 0.2]], [[0.1, 0.2]], "one-dimensional"),
-    (None, [0.1], "aligned by query"),
-])
-def test_bad_scores_raise_value_error(row, base, message):
-    for function in (paired_bootstrap_ci, paired_permutation_test, wins_ties_losses,
-                     paired_comparison):
-        with pytest.raises(ValueError, match=message):
-            function(row, base)
 
 
-@pytest.mark.parametrize("function, keyword, value, message", [
-    (paired_bootstrap_ci, "resamples", 0, "resamples must be at least 1"),
-    (paired_bootstrap_ci, "resamples", 10.0, "resamples must be an integer"),
-    (paired_bootstrap_ci, "resamples", True, "resamples must be an integer"),
-    (paired_bootstrap_ci, "seed", -1, "seed must be at least 0"),
-    (paired_bootstrap_ci, "confidence", 1.0, "strictly between 0 and 1"),
-    (paired_bootstrap_ci, "confidence", 95, "strictly between 0 and 1"),
-    (paired_permutation_test, "exact_max_queries", 41, "at most 40"),
-    (paired_permutation_test, "resamples", -5, "resamples must be at least 1"),
-    (paired_permutation_test, "tolerance", -1e-9, "non-negative"),
-    (wins_ties_losses, "tolerance", float("nan"), "non-negative"),
-])
-def test_bad_parameters_raise_value_error(function, keyword, value, message):
-    with pytest.raises(ValueError, match=message):
-        function(FOUR_ROW, FOUR_BASE, **{keyword: value})

@@ -33,6 +33,16 @@ COMPARATIVE = re.compile(
     r"lift\w*|gain\w*|lose|loses|lost|losing|drops?|dropped|increas\w*|decreas\w*|rais\w*|reduc\w*|faster|"
     r"slower|cheaper|costlier|ahead|behind|trail\w*|wins?|won|ties?|tied|equals?|equal(?:led|ly)?|same as|"
     r"unchanged|differ\w*|matches|exactly|rather than)\b", re.IGNORECASE)
+# Words about ranking quality: beside a cost measured without the model's weights they claim
+# what was not measured (generator.claims.checker).
+QUALITY = re.compile(
+    r"(\bn?DCG\w*|\brecall\w*|\bprecision\w*|\bMRR\w*|\bMAP\b|\bP@|\bquality\b|\brelevan\w*|\baccura\w*|"
+    r"\blift\w*|\bgain\w*|\bimprov\w*|\bbetter\b|\bworse\b|\beffective\w*|\bhelps?\b|\bhelped\b|"
+    r"\bwins?\b|\bbeats?\b|\boutperform\w*|\bscores?\b|\branks? (?:higher|better)\b)", re.IGNORECASE)
+# A release verdict: computed by a decision record's trigger, never written by hand.
+VERDICT = re.compile(r"\b(ship|ships|shipped|shipping|deploy|deploys|deployed|deploying|roll(?:s|ed|ing)? out|"
+                     r"recommend|recommends|recommended|recommending|adopt|adopts|adopted|adopting|go live|"
+                     r"goes live|launch|launches|launched)\b", re.IGNORECASE)
 _QUESTION = re.compile(r"(what|why|how|when|where|which|who|was|were|is|are|do|does|did|can|could|should|will)\b",
                        re.IGNORECASE)
 

@@ -1,0 +1,319 @@
+"""Decisions the checker computes: latency budgets and reversal triggers written in design documents.
+
+A decision record carries its reversal trigger as a fenced block inside the frozen document, so
+the rule cannot change without breaking the design freeze::
+
+    ```trigger
+    decision: D5
+    when: lift_low > 0 and lift_p < 0.05 and p95 <= budget
+    fires: ship the reranker
+    otherwise: do not ship the reranker
+    values:
+      lift_low: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.ci95_low
+      lift_p: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.p_value
+      p95: rerank_cost.p95_milliseconds
+      budget: budget.rerank_p95_milliseconds
+    ```
+
+`when` is a predicate in the claim predicate language (generator.claims.predicates); each value
+is a results path (in `file`, default results.json) or `budget.NAME`, a number of a fenced
+`budget` block of any design document::
+
+    ```budget
+    rerank_p95_milliseconds: 500
+    ```
+
+`check` evaluates every trigger with three-valued logic: a value that was not measured is
+unknown, and the trigger **fires**, **does not fire** or **cannot be decided** (when the outcome
+depends on an unknown value). `fires` and `otherwise` are what the decision then is, in words a
+verdict claim must use (generator.claims.checker). A path that does not exist at all is an input
+error, not an unknown: a typo must not read as "not measured".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from markdown_it import MarkdownIt
+
+from generator.claims.design import design_files
+from generator.claims.predicates import (UNKNOWN, Predicate, PredicateEvaluationError, PredicateSyntaxError,
+                                         compile_predicate, evaluate_three_valued)
+from generator.errors import InputError
+from generator.fileio import display_path, reading
+from generator.results import RESULTS_NAME, PathSyntaxError, Results, parse_path, path_text, resolve
+from generator.safe_yaml import load_config_with_lines
+from generator.wording import label_problem
+
+FIRES = "fires"
+DOES_NOT_FIRE = "does not fire"
+UNDECIDED = "cannot be decided"
+STATES = (FIRES, DOES_NOT_FIRE, UNDECIDED)
+BUDGET_PREFIX = "budget"
+TRIGGER_KEYS = {"decision", "when", "fires", "otherwise", "values", "file"}
+_DECISION_ID = re.compile(r"^[A-Z][A-Za-z0-9-]{0,15}$")
+_VALUE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
+
+
+@dataclass(frozen=True)
+class Budget:
+    name: str
+    value: float
+    document: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Trigger:
+    decision: str
+    title: str                  # the record's heading, e.g. "D5. A reranker ships only when it pays for itself"
+    predicate: Predicate
+    fires: str
+    otherwise: str
+    values: dict[str, str]      # name -> results path or budget.NAME
+    file: str
+    document: str
+    line: int
+
+    def outcome(self, state: str) -> str:
+        return self.fires if state == FIRES else self.otherwise if state == DOES_NOT_FIRE else UNDECIDED
+
+
+@dataclass
+class DecisionRow:
+    """One trigger evaluated: what the decision table shows and a verdict claim cites."""
+
+    trigger: Trigger
+    state: str
+    read: dict[str, dict[str, Any]] = field(default_factory=dict)   # name -> {path, value, measured, reason}
+    reason: str | None = None    # why it cannot be decided
+
+    @property
+    def outcome(self) -> str:
+        return self.trigger.outcome(self.state)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"decision": self.trigger.decision, "title": self.trigger.title,
+                "trigger": self.trigger.predicate.source, "state": self.state, "outcome": self.outcome,
+                "file": self.trigger.file, "document": self.trigger.document, "line": self.trigger.line,
+                "values": self.read, "reason": self.reason}
+
+
+@dataclass
+class DesignRules:
+    budgets: dict[str, Budget] = field(default_factory=dict)
+    triggers: list[Trigger] = field(default_factory=list)
+
+
+def _fences(text: str) -> list[tuple[str, str, int, str | None]]:
+    """(info, content, first content line, heading above) of every fenced block of a Markdown text."""
+    found = []
+    heading = None
+    tokens = MarkdownIt("commonmark").parse(text)
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and index + 1 < len(tokens):
+            heading = tokens[index + 1].content.strip()
+        if token.type == "fence" and token.map:
+            found.append((token.info.strip(), token.content, token.map[0] + 2, heading))
+    return found
+
+
+def read_design_rules(design_dir: Path) -> DesignRules:
+    """Every `budget` and `trigger` block of the design documents, validated."""
+    rules = DesignRules()
+    blocks = []
+    for name, path in sorted(design_files(design_dir).items()):
+        if path.suffix.lower() not in (".md", ".markdown"):
+            continue
+        shown = display_path(path)
+        try:
+            with reading(path):
+                text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise InputError(f"not UTF-8 text (byte {error.start})", path=shown) from None
+        for info, content, line, heading in _fences(text):
+            if info in ("budget", "trigger"):
+                blocks.append((info, content, line, heading, name, shown))
+    for info, content, line, heading, name, shown in blocks:
+        if info == "budget":
+            _read_budget(content, line, name, shown, rules)
+    for info, content, line, heading, name, shown in blocks:
+        if info == "trigger":
+            rules.triggers.append(_read_trigger(content, line, heading, name, shown, rules))
+    seen: dict[str, Trigger] = {}
+    for trigger in rules.triggers:
+        if trigger.decision in seen:
+            raise InputError(f"decision {trigger.decision} has a second trigger (first at "
+                             f"{seen[trigger.decision].document}:{seen[trigger.decision].line})",
+                             path=display_path(design_dir / trigger.document), line=trigger.line, field="decision")
+        seen[trigger.decision] = trigger
+    rules.triggers.sort(key=lambda trigger: _natural(trigger.decision))
+    return rules
+
+
+def _natural(text: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
+def _block(content: str, line: int, shown: str) -> tuple[dict[str, Any], Callable[[str], int]]:
+    try:
+        data, lines = load_config_with_lines(content, shown)
+    except InputError as error:
+        raise InputError(error.reason, path=shown, line=line + (error.line or 1) - 1) from None
+    if not isinstance(data, dict):
+        raise InputError("a fenced block holds a YAML mapping", path=shown, line=line)
+    return data, lambda key: line + (lines.line(key) or 1) - 1
+
+
+def _read_budget(content: str, line: int, name: str, shown: str, rules: DesignRules) -> None:
+    data, line_of = _block(content, line, shown)
+    for key, value in data.items():
+        where = line_of(key)
+        if not isinstance(key, str) or not _VALUE_NAME.match(key):
+            raise InputError("a budget name is a plain identifier", path=shown, line=where, field=str(key)[:40])
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise InputError(f"a budget is a finite number >= 0, got {value!r}"[:120], path=shown, line=where,
+                             field=key)
+        if key in rules.budgets:
+            first = rules.budgets[key]
+            raise InputError(f"budget {key} is set twice (first at {first.document}:{first.line})", path=shown,
+                             line=where, field=key)
+        rules.budgets[key] = Budget(key, float(value), name, where)
+
+
+def _read_trigger(content: str, line: int, heading: str | None, name: str, shown: str,
+                  rules: DesignRules) -> Trigger:
+    data, line_of = _block(content, line, shown)
+    unknown = sorted(set(map(str, data)) - TRIGGER_KEYS)
+    if unknown:
+        raise InputError(f"unknown key; a trigger holds {', '.join(sorted(TRIGGER_KEYS))}", path=shown,
+                         line=line_of(unknown[0]), field=unknown[0][:40])
+    for key in ("decision", "when", "fires", "otherwise", "values"):
+        if key not in data:
+            raise InputError("missing", path=shown, line=line, field=key)
+    decision = data["decision"]
+    if not isinstance(decision, str) or not _DECISION_ID.match(decision):
+        raise InputError("a decision id such as D5", path=shown, line=line_of("decision"), field="decision")
+    if heading is None or not re.match(rf"{re.escape(decision)}\b", heading):
+        raise InputError(f"a trigger sits under its decision record's heading (## {decision}. ...); it is under "
+                         f"{heading!r}"[:200], path=shown, line=line_of("decision"), field="decision")
+    for key in ("fires", "otherwise"):
+        if not isinstance(data[key], str) or (problem := label_problem(data[key])):
+            raise InputError(f"the decision in a few plain words: it {problem or 'is not text'}", path=shown,
+                             line=line_of(key), field=key)
+    if data["fires"].strip().lower() == data["otherwise"].strip().lower():
+        raise InputError("fires and otherwise say the same: the trigger would decide nothing", path=shown,
+                         line=line_of("otherwise"), field="otherwise")
+    if not isinstance(data["when"], str):
+        raise InputError("a predicate, e.g. lift_low > 0 and p95 <= budget", path=shown, line=line_of("when"),
+                         field="when")
+    try:
+        predicate = compile_predicate(data["when"])
+    except PredicateSyntaxError as error:
+        raise InputError(str(error), path=shown, line=line_of("when"), field="when") from None
+    values = data["values"]
+    if not isinstance(values, dict) or not values:
+        raise InputError("a mapping of name: results path or budget.NAME", path=shown, line=line_of("values"),
+                         field="values")
+    for value_name, path in values.items():
+        where = line_of(f"values.{value_name}")
+        if not isinstance(value_name, str) or not _VALUE_NAME.match(value_name):
+            raise InputError("a value name is a plain identifier", path=shown, line=where, field="values")
+        if not isinstance(path, str):
+            raise InputError("expected a results path or budget.NAME", path=shown, line=where,
+                             field=f"values.{value_name}")
+        try:
+            steps = parse_path(path)
+        except PathSyntaxError as error:
+            raise InputError(str(error), path=shown, line=where, field=f"values.{value_name}") from None
+        if steps[0].key == BUDGET_PREFIX and (len(steps) != 2 or steps[1].key not in rules.budgets):
+            raise InputError(f"no budget {path_text(steps[1:]) or '(none)'} in any design document's budget block; "
+                             f"known: {', '.join(sorted(rules.budgets)) or '(none)'}", path=shown, line=where,
+                             field=f"values.{value_name}")
+    missing = sorted(predicate.names - set(values))
+    if missing:
+        raise InputError(f"the predicate uses {', '.join(missing)}, which values does not bind", path=shown,
+                         line=line_of("when"), field="when")
+    unused = sorted(set(values) - predicate.names)
+    if unused:
+        raise InputError(f"{', '.join(unused)} is read but the predicate never uses it", path=shown,
+                         line=line_of("values"), field="values")
+    results_file = data.get("file", RESULTS_NAME)
+    if not isinstance(results_file, str) or not results_file or "/" in results_file or results_file.startswith("."):
+        raise InputError("a results file name in outputs/, e.g. results.json", path=shown, line=line_of("file"),
+                         field="file")
+    return Trigger(decision=decision, title=heading, predicate=predicate, fires=data["fires"].strip(),
+                   otherwise=data["otherwise"].strip(), values=dict(values), file=results_file, document=name,
+                   line=line_of("decision"))
+
+
+def evaluate_trigger(trigger: Trigger, budgets: dict[str, Budget], results: Results | None,
+                     results_problem: str | None, design_display: str) -> DecisionRow:
+    """Read the trigger's values and evaluate it. `results_problem` says why the results cannot be
+    cited (unsealed, not re-derivable); the trigger then cannot be decided on them."""
+    row = DecisionRow(trigger, UNDECIDED)
+    values: dict[str, Any] = {}
+    unknown_reasons = []
+    for name, path in sorted(trigger.values.items()):
+        steps = parse_path(path)
+        if steps[0].key == BUDGET_PREFIX:
+            budget = budgets[steps[1].key]
+            values[name] = budget.value
+            row.read[name] = {"path": path, "value": budget.value, "measured": True, "from": "design",
+                              "source": f"{budget.document}:{budget.line}"}
+            continue
+        if results is None or results_problem:
+            values[name] = UNKNOWN
+            row.read[name] = {"path": path, "value": None, "measured": False, "source": trigger.file}
+            unknown_reasons.append(f"{trigger.file} cannot be read: {results_problem}")
+            continue
+        resolution = resolve(results.data, steps)
+        if resolution.ok and _is_number_or_bool(resolution.value):
+            values[name] = resolution.value
+            row.read[name] = {"path": path, "value": resolution.value, "measured": True, "from": "results",
+                              "source": trigger.file, "how": _how_measured(results.data, steps)}
+        elif resolution.ok:
+            raise InputError(f"{path} is {str(resolution.value)[:40]!r}, not a number or true/false",
+                             path=design_display, line=trigger.line, field=f"values.{name}")
+        elif resolution.unmeasured:
+            values[name] = UNKNOWN
+            row.read[name] = {"path": path, "value": None, "measured": False, "source": trigger.file,
+                              "reason": resolution.reason}
+            unknown_reasons.append(f"{name}: {resolution.reason}")
+        else:
+            raise InputError(f"decision {trigger.decision}: {path} is not in {trigger.file}: {resolution.reason}"[:300],
+                             path=design_display, line=trigger.line, field=f"values.{name}")
+    try:
+        outcome = evaluate_three_valued(trigger.predicate, values)
+    except PredicateEvaluationError as error:
+        raise InputError(f"decision {trigger.decision}: the trigger cannot be evaluated: {error}",
+                         path=design_display, line=trigger.line, field="when") from None
+    if outcome is UNKNOWN:
+        row.state = UNDECIDED
+        row.reason = "; ".join(dict.fromkeys(unknown_reasons)) or "a value was not measured"
+    elif isinstance(outcome, bool):
+        row.state = FIRES if outcome else DOES_NOT_FIRE
+    else:
+        raise InputError(f"decision {trigger.decision}: the trigger gives {outcome!r}, not true or false",
+                         path=design_display, line=trigger.line, field="when")
+    return row
+
+
+def _is_number_or_bool(value: Any) -> bool:
+    return isinstance(value, bool) or (isinstance(value, (int, float)) and math.isfinite(value))
+
+
+def _how_measured(data: Any, steps: tuple) -> str:
+    """"measured by shape" when the value lies in a block whose cost was measured by shape."""
+    current = data
+    for step in steps:
+        if isinstance(current, dict) and current.get("cost") == "measured by shape":
+            return "measured by shape"
+        if step.kind != "key" or not isinstance(current, dict) or step.key not in current:
+            break
+        current = current[step.key]
+    return "measured"
