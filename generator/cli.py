@@ -58,21 +58,38 @@ def exit_code_for(error: BaseException) -> int:
     raise error
 
 
+ERROR_LINE_MAX = 300
+
+
 def error_line(error: BaseException) -> str:
-    """One line for any exception: the library's own message, or the file it came from and what."""
+    """One line of at most ERROR_LINE_MAX characters for any exception: the library's own message,
+    or, for anything unexpected, the file it came from and what (a value echoed from a hostile
+    input is cut, never the whole line it came in)."""
     if isinstance(error, KeyboardInterrupt):
         return "Interrupted."
     if isinstance(error, ReadoutError):
-        return f"Error: {error}"
+        return _one_line(f"Error: {error}")
     where = getattr(error, "readout_path", None)
-    detail = " ".join(str(error).split())[:200] or "no message"
+    detail = " ".join(str(error).split())[:120] or "no message"
     if isinstance(error, RecursionError):
         detail = "input nested too deeply"
     elif isinstance(error, MemoryError):
         detail = "input too large to hold in memory"
+    elif isinstance(error, UnicodeDecodeError):
+        detail = f"not UTF-8 text (byte {error.start})"
+    elif isinstance(error, OSError) and error.strerror:
+        detail = f"{error.strerror}{': ' + str(error.filename)[:100] if error.filename else ''}"
     prefix = f"{where}: " if where else ""
-    return (f"Error: {prefix}unexpected {type(error).__name__}: {detail} "
-            "(run with --debug or READOUT_DEBUG=1 for the traceback)")
+    hint = " (run with --debug or READOUT_DEBUG=1 for the traceback)"
+    if isinstance(error, OSError):   # a permission or a full disk is the user's to fix, not a bug
+        return _one_line(f"Error: {prefix}{detail}")
+    return _one_line(f"Error: {prefix}internal error: {type(error).__name__}: {detail}", hint)
+
+
+def _one_line(text: str, tail: str = "") -> str:
+    text = " ".join(text.split())
+    room = ERROR_LINE_MAX - len(tail)
+    return (text if len(text) <= room else text[:room - 3] + "...") + tail
 
 
 def _print_lines(lines: Sequence[str], stream: TextIO) -> None:
@@ -81,7 +98,7 @@ def _print_lines(lines: Sequence[str], stream: TextIO) -> None:
 
 
 def _project_argument(parser: argparse.ArgumentParser, help_text: str, default: Path = Path(".")) -> None:
-    parser.add_argument("project", nargs="?", default=default, type=Path, help=help_text)
+    parser.add_argument("project", nargs="?", default=default, type=_path, help=help_text)
 
 
 # --- selftest -------------------------------------------------------------------------------
@@ -112,7 +129,7 @@ def _run_selftest(args: argparse.Namespace) -> int:
 
 def _configure_evaluate(parser: argparse.ArgumentParser) -> None:
     _project_argument(parser, "project directory holding readout.yaml and outputs/ (default: .)")
-    parser.add_argument("--data", type=Path, default=None,
+    parser.add_argument("--data", type=_path, default=None,
                         help="BEIR dataset directory (corpus.jsonl, queries.jsonl, qrels/test.tsv); "
                              "default: the project's readout.yaml `data`")
     parser.add_argument("--queries", default=None, choices=QUERY_SETS,
@@ -125,10 +142,10 @@ def _configure_evaluate(parser: argparse.ArgumentParser) -> None:
                         help="cross-encoder: hub name or local path (default BAAI/bge-reranker-v2-m3)")
     parser.add_argument("--skip-rerank", action="store_true", default=None,
                         help="record the hybrid+rerank row as not measured instead of running it")
-    parser.add_argument("--output", type=Path, default=None,
+    parser.add_argument("--output", type=_path, default=None,
                         help="results file (default outputs/results.json, or outputs/results-300.json "
                              "with --queries all)")
-    parser.add_argument("--cache-dir", type=Path, default=None,
+    parser.add_argument("--cache-dir", type=_path, default=None,
                         help="embedding and rerank-score cache (default ~/.cache/readout or $READOUT_CACHE)")
     _runtime_arguments(parser)
     parser.add_argument("--encode-batch-size", type=int, default=None,
@@ -149,8 +166,8 @@ def _runtime_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _positive(value: int | None, option: str) -> int | None:
-    if value is not None and value < 1:
-        raise InputError(f"expected a positive integer, got {value}", field=option)
+    if value is not None and not 1 <= value <= 65_536:
+        raise InputError(f"expected a positive integer up to 65,536, got {value}", field=option)
     return value
 
 
@@ -187,7 +204,7 @@ def _configure_cost(parser: argparse.ArgumentParser) -> None:
                         help="tokens per pair after truncation (default 512, or readout.yaml's "
                              "evaluate.rerank_max_length)")
     _runtime_arguments(parser)
-    parser.add_argument("--cache-dir", type=Path, default=None,
+    parser.add_argument("--cache-dir", type=_path, default=None,
                         help="per-query timing cache (default ~/.cache/readout or $READOUT_CACHE)")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="text for people (default), json for machines")
@@ -271,10 +288,10 @@ def _run_freeze(args: argparse.Namespace) -> int:
 
 
 def _configure_import_draft(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("draft", type=Path, help="Markdown draft to split into one claim per sentence")
+    parser.add_argument("draft", type=_path, help="Markdown draft to split into one claim per sentence")
     parser.add_argument("--output", dest="output_name", required=True, choices=("teachback", "aar", "readout"),
                         help="which report the draft is for")
-    parser.add_argument("--ledger", type=Path, default=Path("claims/ledger.yaml"),
+    parser.add_argument("--ledger", type=_path, default=Path("claims/ledger.yaml"),
                         help="ledger to append to (default claims/ledger.yaml)")
 
 
@@ -398,7 +415,7 @@ def _run_sandbox(args: argparse.Namespace) -> int:
 
 
 def _configure_ceiling(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("input", nargs="?", type=Path, default=None,
+    parser.add_argument("input", nargs="?", type=_path, default=None,
                         help="JSON case file {query, query_vector, documents: [{id, text, vector, "
                              "relevance}], w, k, pool, cutoff, oracle}; omit to run the built-in preset")
     parser.add_argument("--pool", type=int, default=None, help="candidate pool depth")
@@ -450,8 +467,22 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line like every other error (and the same exit 2)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(EXIT_USAGE, _one_line(f"Error: {self.prog}: {message} (see {self.prog} --help)") + "\n")
+
+
+def _path(text: str) -> Path:
+    """A path option: an empty string is refused rather than read as the working directory."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty path")
+    return Path(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="readout",
         description="Decide, with evidence anyone can audit, whether a cross-encoder reranker earns "
                     "its CPU cost.",
@@ -460,7 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"readout {__version__}")
     parser.add_argument("--debug", action="store_true",
                         help="on an unexpected error, print the traceback too (or set READOUT_DEBUG=1)")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
     for name, summary, configure, run in COMMANDS:
         sub = subparsers.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
         configure(sub)

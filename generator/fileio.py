@@ -9,11 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 HASH_CHUNK_BYTES = 1 << 20
 
@@ -36,8 +37,16 @@ def _current_umask() -> int:
     return mask
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    target = Path(path)
+# A temporary file this module writes: `.<target name>.<8 random characters>.tmp` beside the target.
+_TEMPORARY = re.compile(r"\A\..+\.[A-Za-z0-9_]{8}\.tmp\Z")
+
+
+def _replace(source: str | os.PathLike, target: str | os.PathLike) -> None:
+    """The one rename every write ends with (a fault-injection test patches it)."""
+    os.replace(source, target)
+
+
+def _write_temporary(target: Path, data: bytes) -> str:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
@@ -47,14 +56,70 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
     except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except FileNotFoundError:
-            pass
+        _unlink_quietly(tmp_name)
+        raise
+    return tmp_name
+
+
+def _unlink_quietly(name: str | os.PathLike) -> None:
+    try:
+        os.unlink(name)
+    except FileNotFoundError:
+        pass
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    target = Path(path)
+    tmp_name = _write_temporary(target, data)
+    try:
+        _replace(tmp_name, target)
+    except BaseException:
+        _unlink_quietly(tmp_name)
         raise
     return target
+
+
+def remove_stale_temporaries(directories: Iterable[Path]) -> list[Path]:
+    """Delete the temporary files a killed write left in these directories (one writer per
+    outputs/ at a time: a second writer's temporaries would be taken for stale ones)."""
+    removed = []
+    for directory in sorted(set(Path(d) for d in directories)):
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.iterdir()):
+            if _TEMPORARY.match(path.name) and path.is_file() and not path.is_symlink():
+                _unlink_quietly(path)
+                removed.append(path)
+    return removed
+
+
+def write_set(files: Sequence[tuple[Path, bytes]]) -> list[Path]:
+    """Write files that belong together, the file that names the others last.
+
+    Every file is first written in full to a temporary beside its target (stale temporaries of a
+    killed run are removed first); only then are they renamed into place, in the given order. A
+    crash before the first rename leaves the old set untouched; a crash between renames leaves
+    new files beside an old last file, whose recorded sha256 values show the mixture (the readers
+    refuse it, and the next run replaces the whole set).
+    """
+    targets = [Path(path) for path, _ in files]
+    if len(set(targets)) != len(targets):
+        raise ValueError("a file set names one file twice")
+    remove_stale_temporaries(target.parent for target in targets)
+    staged: list[tuple[str, Path]] = []
+    try:
+        for target, (_, data) in zip(targets, files):
+            staged.append((_write_temporary(target, data), target))
+        for number, (tmp_name, target) in enumerate(staged):
+            _replace(tmp_name, target)
+            staged[number] = ("", target)
+    except BaseException:
+        for tmp_name, _ in staged:
+            if tmp_name:
+                _unlink_quietly(tmp_name)
+        raise
+    return targets
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:

@@ -33,12 +33,13 @@ import copy
 import difflib
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.errors import InputError
+from generator.errors import InputError, ReadoutError
 from generator.fileio import display_path, sha256_bytes
 
 # The release sample's results; also the file a measured source cites when it names none.
@@ -46,6 +47,14 @@ RESULTS_NAME = "results.json"
 SEAL_KEY = "seal"
 # Bounds on what a results file may be; beyond them it is an input error, never a crash.
 MAX_RESULTS_BYTES = 256 * 1024 * 1024
+# A results file the tools write is at most 7 levels deep and its numbers are a float's repr;
+# far beyond either, the file was not written by them (and a 5,000-digit integer or a nesting of
+# thousands of levels would otherwise cost a crash or a slow conversion).
+MAX_RESULTS_DEPTH = 32
+MAX_NUMBER_CHARS = 100
+# How much of an id or a value an error message repeats: a line an author can read, never a
+# 50 MB echo of the input.
+MAX_ECHO_CHARS = 80
 
 # Fields of a not-measured row that a claim may cite: they say *that* it was not measured.
 ROW_IDENTITY_KEYS = frozenset({"search", "measured", "not_measured_reason", "cost", "quality"})
@@ -63,6 +72,23 @@ _TOKEN = re.compile(
 
 class PathSyntaxError(ValueError):
     """The path text does not follow the grammar in this module's docstring."""
+
+
+def clip(text: str, limit: int = MAX_ECHO_CHARS) -> str:
+    """`text` cut to `limit` characters with an ellipsis, for a message that repeats it."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def excerpt(value: Any, limit: int = MAX_ECHO_CHARS) -> str:
+    """`value` as an error message quotes it: its repr, cut to `limit` characters with an ellipsis
+    and the full length, so no input, however long, makes the message longer than a line."""
+    try:
+        text = value if isinstance(value, str) else str(value)
+    except ValueError:      # an integer beyond Python's 4,300-digit conversion limit
+        text = f"<an integer of {value.bit_length():,} bits>"
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[:limit]) + f"... ({len(text):,} characters)"
 
 
 @dataclass(frozen=True)
@@ -94,28 +120,28 @@ def parse_path(text: str) -> tuple[Step, ...]:
     if not isinstance(text, str) or not text.strip():
         raise PathSyntaxError("empty path")
     if text != text.strip():
-        raise PathSyntaxError(f"path {text!r} has leading or trailing spaces")
+        raise PathSyntaxError(f"path {excerpt(text)} has leading or trailing spaces")
     steps: list[Step] = []
     position = 0
     expect_key = True   # at the start or after a dot, a key must follow
     while position < len(text):
         match = _TOKEN.match(text, position)
         if match is None:
-            raise PathSyntaxError(f"cannot read path {text!r} at character {position + 1}")
+            raise PathSyntaxError(f"cannot read path {excerpt(text)} at character {position + 1}")
         if match.group("dot") is not None:
             if expect_key:
-                raise PathSyntaxError(f"empty key in path {text!r} at character {position + 1}")
+                raise PathSyntaxError(f"empty key in path {excerpt(text)} at character {position + 1}")
             expect_key = True
         elif match.group("key") is not None:
             if not expect_key:
-                raise PathSyntaxError(f"missing '.' before {match.group('key')!r} in path {text!r}")
+                raise PathSyntaxError(f"missing '.' before {excerpt(match.group('key'))} in path {excerpt(text)}")
             steps.append(Step("key", key=match.group("key")))
             expect_key = False
         else:
             if expect_key and steps:
-                raise PathSyntaxError(f"'.' followed by '[' in path {text!r}; write a[...] not a.[...]")
+                raise PathSyntaxError(f"'.' followed by '[' in path {excerpt(text)}; write a[...] not a.[...]")
             if not steps and match.group("qkey") is None:
-                raise PathSyntaxError(f"path {text!r} must start with a key")
+                raise PathSyntaxError(f"path {excerpt(text)} must start with a key")
             if match.group("qkey") is not None:
                 steps.append(Step("key", key=json.loads(match.group("qkey"))))
             elif match.group("index") is not None:
@@ -127,7 +153,7 @@ def parse_path(text: str) -> tuple[Step, ...]:
             expect_key = False
         position = match.end()
     if expect_key:
-        raise PathSyntaxError(f"path {text!r} ends with '.'")
+        raise PathSyntaxError(f"path {excerpt(text)} ends with '.'")
     return tuple(steps)
 
 
@@ -140,7 +166,7 @@ def _as_text(value: Any) -> str:
 def _listing(names: list[str]) -> str:
     if not names:
         return "(none)"
-    shown = ", ".join(names[:MAX_LISTED])
+    shown = ", ".join(clip(name) for name in names[:MAX_LISTED])
     if len(names) > MAX_LISTED:
         shown += f", ... ({len(names) - MAX_LISTED} more)"
     return shown
@@ -152,7 +178,7 @@ def _suggest(wanted: str, names: list[str], as_key: bool = False) -> str:
         return ""
     if as_key and not re.fullmatch(_KEY, close[0]):
         return f" (did you mean {Step('key', key=close[0]).text()}?)"
-    return f" (did you mean {close[0]!r}?)"
+    return f" (did you mean {excerpt(close[0])}?)"
 
 
 def path_text(steps: tuple[Step, ...]) -> str:
@@ -189,9 +215,10 @@ def resolve(data: Any, steps: tuple[Step, ...], *, measured_only: bool = True) -
             here = path_text(steps[:number]) or "the top level"
             if not isinstance(current, dict):
                 return Resolution(False, reason=f"{here} is {_kind(current)}, not an object; "
-                                                f"cannot take key {step.key!r}")
+                                                f"cannot take key {excerpt(step.key)}")
             names = sorted(current)
-            return Resolution(False, reason=f"no key {step.key!r} at {here}{_suggest(step.key, names, as_key=True)}; "
+            suggestion = _suggest(step.key, names, as_key=True)
+            return Resolution(False, reason=f"no key {excerpt(step.key)} at {here}{suggestion}; "
                                             f"available: {_listing(names)}")
         here = path_text(steps[:number]) or "the top level"
         if step.kind == "index":
@@ -255,10 +282,50 @@ class Results:
     data: dict[str, Any]
 
 
+class UnsealableError(ReadoutError, ValueError):
+    """The data holds what no results file may hold (NaN, an infinity, an overlong number, a deep
+    nesting): refused on write, so that what is sealed can always be read back."""
+
+    def __init__(self, problem: str):
+        self.problem = problem
+        super().__init__(f"cannot seal results: {problem}")
+
+
+_TOO_LARGE = 10 ** MAX_NUMBER_CHARS
+
+
+def _unrepresentable(data: Any) -> str | None:
+    """Why `data` cannot be a results file (naming where, clipped), or None."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 1)]
+    while stack:
+        value, where, depth = stack.pop()
+        shown = clip(where, 120) or "the top level"
+        if depth > MAX_RESULTS_DEPTH:
+            return f"nested too deeply (more than {MAX_RESULTS_DEPTH} levels) at {shown}"
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{value!r} at {shown} is not a finite number"
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _TOO_LARGE:
+            return f"the integer at {shown} has more than {MAX_NUMBER_CHARS} digits"
+        if isinstance(value, dict):
+            stack.extend((item, f"{where}.{key}" if where else str(key), depth + 1) for key, item in value.items())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((item, f"{where}[{index}]", depth + 1) for index, item in enumerate(value))
+    return None
+
+
 def canonical_bytes(data: Any) -> bytes:
-    """The bytes a seal hashes: sorted keys, no insignificant spaces, NaN refused."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode("utf-8")
+    """The bytes a seal hashes: sorted keys, no insignificant spaces; NaN, infinities, numbers
+    longer than MAX_NUMBER_CHARS and nesting deeper than MAX_RESULTS_DEPTH refused (UnsealableError),
+    since `read_results` refuses them too."""
+    problem = _unrepresentable(data)
+    if problem is not None:
+        raise UnsealableError(problem)
+    try:
+        return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise UnsealableError(f"a string holds the lone surrogate {error.object[error.start]!r}, "
+                              "which is not text") from None
 
 
 def _unsealed(data: dict[str, Any]) -> dict[str, Any]:
@@ -286,12 +353,72 @@ def seal_problem(data: Any) -> str | None:
                 "(no manifest.seal)")
     try:
         digest = hashlib.sha256(canonical_bytes(_unsealed(data))).hexdigest()
-    except ValueError:
-        return "holds NaN or an infinity, which a sealed file never does"
+    except UnsealableError as error:
+        # Data read by `read_results` never gets here; data built in memory can.
+        return f"holds what a sealed file never does (NaN, an infinity, a huge number): {error.problem}"
     if digest != recorded["sha256"]:
         return (f"seal broken: the content hashes to {digest[:12]}, the seal says {recorded['sha256'][:12]}; "
                 "the file was changed after the tool wrote it")
     return None
+
+
+class JSONValueError(ValueError):
+    """A JSON text holds what `strict_json` refuses: NaN, an infinity, an overlong number, or (for
+    a results file) a nesting deeper than MAX_RESULTS_DEPTH."""
+
+
+def _refuse_constant(literal: str) -> Any:
+    raise JSONValueError(f"{literal} is not a number JSON allows")
+
+
+def _bounded_int(literal: str) -> int:
+    digits = len(literal.lstrip("-"))
+    if digits > MAX_NUMBER_CHARS:
+        raise JSONValueError(f"a number of {digits:,} digits is too long (more than {MAX_NUMBER_CHARS} digits)")
+    return int(literal)
+
+
+def _bounded_float(literal: str) -> float:
+    if len(literal) > MAX_NUMBER_CHARS:
+        raise JSONValueError(f"a number of {len(literal):,} characters is too long "
+                             f"(more than {MAX_NUMBER_CHARS} digits)")
+    value = float(literal)
+    if not math.isfinite(value):
+        raise JSONValueError(f"{literal} is too large to be a finite number")
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def strict_json(text: str) -> Any:
+    """`json.loads` without Python's extensions: NaN and infinities refused, and numbers longer
+    than MAX_NUMBER_CHARS (JSONValueError); nesting beyond the recursion limit and a string holding
+    a lone surrogate (`"\\udcff"`, which no UTF-8 file can hold) are JSONValueErrors too, never a
+    RecursionError or a UnicodeEncodeError later."""
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int,
+                          parse_float=_bounded_float)
+    except RecursionError:
+        raise JSONValueError("nested too deeply (beyond the parser's recursion limit)") from None
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise JSONValueError(f"a string holds the lone surrogate {error.object[error.start]!r}, "
+                                 "which is not text") from None
+    return data
+
+
+def parse_results_json(text: str) -> Any:
+    """The JSON of a results file (`strict_json`, at most MAX_RESULTS_DEPTH levels deep), so that
+    no value a claim or a table shows is NaN, an infinity or a number Python cannot print."""
+    data = strict_json(text)
+    problem = _unrepresentable(data)
+    if problem is not None:
+        # Only the depth can still be wrong here: the hooks refused every other case.
+        raise JSONValueError(problem)
+    return data
 
 
 def read_results(path: Path, name: str | None = None, *,
@@ -307,16 +434,15 @@ def read_results(path: Path, name: str | None = None, *,
     except OSError as error:
         raise InputError(f"cannot read results file: {error.strerror}", path=shown) from None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = parse_results_json(raw.decode("utf-8"))
     except UnicodeDecodeError as error:
         raise InputError(f"results file is not UTF-8 (byte {error.start})", path=shown) from None
     except json.JSONDecodeError as error:
         raise InputError(f"not valid JSON: {error.msg} (column {error.colno})", path=shown,
                          line=error.lineno) from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply to be a results file", path=shown) from None
-    except ValueError as error:  # an integer too long to convert, for one
-        raise InputError(f"not a results file: {str(error)[:120]}", path=shown) from None
+    except ValueError as error:
+        # JSONValueError, or any other conversion the decoder refuses.
+        raise InputError(f"not a results file: {clip(str(error), 160)}", path=shown) from None
     if not isinstance(data, dict):
         raise InputError("expected a JSON object", path=shown, line=1)
     return Results(name=name or Path(path).name, path=Path(path), sha256=sha256_bytes(raw), data=data)

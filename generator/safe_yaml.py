@@ -9,8 +9,11 @@ errors, and no YAML tag can build an object.
 Bounds, each a one-line input error instead of a crash or a minute of memory growth: no anchors
 or aliases (`&a` / `*a`: a few hundred bytes of aliases can expand to gigabytes, and a recursive
 alias never ends), nesting at most MAX_DEPTH levels, at most MAX_NODES nodes, at most MAX_BYTES
-bytes. `load_config` (and `load_config_with_lines`, which also maps every key to its line) applies the same bounds to readout.yaml and the label registry and then
-builds plain values (numbers and booleans typed as YAML types them).
+bytes. `load_config` (and `load_config_with_lines`, which also maps every key to its line)
+applies the same bounds to readout.yaml and the label registry and then builds plain values
+(numbers and booleans typed as YAML types them); there, a number longer than MAX_NUMBER_CHARS and
+a value PyYAML's constructors cannot build (`2020-02-30`, `!!int abc`) are input errors with
+their line too, never a ValueError.
 """
 
 from __future__ import annotations
@@ -25,6 +28,10 @@ from generator.errors import InputError
 MAX_DEPTH = 64
 MAX_NODES = 2_000_000
 MAX_BYTES = 32 * 1024 * 1024
+# A number YAML types as int or float (readout.yaml, labels): Python refuses to convert an integer
+# of more than 4,300 digits, and no setting needs more than a few.
+MAX_NUMBER_CHARS = 100
+_NUMBER_TAGS = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
 _NULL_SCALARS = frozenset({"", "~", "null", "Null", "NULL"})
 _LOADERS: dict[bool, type] = {}
 
@@ -35,7 +42,18 @@ def _loader(text_only: bool) -> type:
     if text_only not in _LOADERS:
         base = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
         if not text_only:
-            _LOADERS[text_only] = base
+            class ConfigLoader(base):   # type: ignore[misc, valid-type]
+                def construct_object(self, node, deep=False):
+                    # PyYAML's safe constructors raise plain ValueErrors for `2020-02-30`,
+                    # `!!int abc` or `!!float x`, and an AttributeError for `!!timestamp 1`.
+                    try:
+                        return super().construct_object(node, deep=deep)
+                    except (ValueError, TypeError, AttributeError, OverflowError) as error:
+                        problem = str(error) if isinstance(error, ValueError) else \
+                            f"cannot be read as {node.tag.rsplit(':', 1)[-1]}"
+                        raise _Unconstructable(node.start_mark.line + 1, problem) from None
+
+            _LOADERS[text_only] = ConfigLoader
         else:
             class LedgerLoader(base):   # type: ignore[misc, valid-type]
                 def resolve(self, kind, value, implicit):
@@ -47,6 +65,16 @@ def _loader(text_only: bool) -> type:
 
             _LOADERS[text_only] = LedgerLoader
     return _LOADERS[text_only]
+
+
+class _Unconstructable(Exception):
+    """A scalar the safe constructor could not build (not a ValueError: an enclosing
+    construct_object must let it through)."""
+
+    def __init__(self, line: int, problem: str):
+        super().__init__(problem)
+        self.line = line
+        self.problem = problem
 
 
 @dataclass
@@ -63,23 +91,34 @@ class _Bounds:
         self.seen: set[int] = set()
 
     def check(self, root) -> None:
+        # A node is marked when it is first reached, not when it is visited: a depth-first walk of
+        # a chain of aliases would otherwise go MAX_DEPTH levels down before meeting a node twice,
+        # and report the alias bomb as deep nesting.
+        self.seen.add(id(root))
         stack = [(root, 1)]
         while stack:
             node, depth = stack.pop()
             line = node.start_mark.line + 1
-            if id(node) in self.seen:
-                raise InputError("YAML anchors and aliases are not allowed here (an alias can expand without "
-                                 "bound); write the value out", path=self.path, line=line)
-            self.seen.add(id(node))
-            if len(self.seen) > MAX_NODES:
-                raise InputError(f"more than {MAX_NODES} YAML nodes", path=self.path, line=line)
             if depth > MAX_DEPTH:
                 raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=self.path, line=line)
             if isinstance(node, yaml.SequenceNode):
-                stack.extend((item, depth + 1) for item in node.value)
+                children = node.value
             elif isinstance(node, yaml.MappingNode):
-                for key, value in node.value:
-                    stack.extend(((key, depth + 1), (value, depth + 1)))
+                children = [child for pair in node.value for child in pair]
+            else:
+                if node.tag in _NUMBER_TAGS and len(node.value) > MAX_NUMBER_CHARS:
+                    raise InputError(f"a number of {len(node.value):,} characters (more than {MAX_NUMBER_CHARS})",
+                                     path=self.path, line=line)
+                continue
+            for child in children:
+                if id(child) in self.seen:
+                    # An alias's node carries the anchor's position; the holder is where the alias is.
+                    raise InputError("YAML anchors and aliases are not allowed here (an alias can expand "
+                                     "without bound); write the value out", path=self.path, line=line)
+                self.seen.add(id(child))
+                stack.append((child, depth + 1))
+            if len(self.seen) > MAX_NODES:
+                raise InputError(f"more than {MAX_NODES} YAML nodes", path=self.path, line=line)
 
 
 def _compose(text: str, path: str, text_only: bool):
@@ -177,5 +216,11 @@ def load_config_with_lines(text: str, path: str) -> tuple[Any, Lines]:
         mark = getattr(error, "problem_mark", None)
         raise InputError(f"not valid YAML: {getattr(error, 'problem', None) or error}", path=path,
                          line=mark.line + 1 if mark is not None else None) from None
+    except _Unconstructable as error:
+        problem = error.problem if len(error.problem) <= 120 else error.problem[:120] + "..."
+        raise InputError(f"not a valid YAML value: {problem}", path=path, line=error.line) from None
+    except (ValueError, TypeError, AttributeError, OverflowError) as error:
+        # Raised while a collection is filled in, outside any one construct_object: no line to give.
+        raise InputError(f"not a valid YAML value: {str(error)[:120]}", path=path) from None
     finally:
         loader.dispose()

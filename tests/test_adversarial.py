@@ -567,9 +567,9 @@ def test_predicate_on_nan_in_an_unsealed_file_is_refused(tmp_path, make_project,
     (root / "outputs" / "nan.json").write_text(
         '{"table": [{"search": "hybrid", "measured": true, "nDCG@5": NaN}]}', encoding="utf-8")
     outcome = run_cli(root, monkeypatch, capsys, "check")
-    assert outcome.code == 1, outcome.out
-    assert outcome.claim_says("c", "outputs/nan.json cannot be cited: not sealed"), outcome.out
-    assert outcome.claim_says("c", "is nan, not a finite number"), outcome.out
+    # NaN is not JSON: the file is refused as input before any claim can rest on it.
+    assert outcome.code == 2, outcome.out
+    assert outcome.err == "Error: outputs/nan.json: not a results file: NaN is not a number JSON allows\n"
 
 
 def test_nan_behind_a_forged_seal_is_refused(tmp_path, make_project, monkeypatch, capsys):
@@ -583,8 +583,8 @@ def test_nan_behind_a_forged_seal_is_refused(tmp_path, make_project, monkeypatch
     data["manifest"]["seal"]["sha256"] = digest
     path.write_text(json.dumps(data), encoding="utf-8")
     outcome = run_cli(root, monkeypatch, capsys, "check")
-    assert outcome.code == 1, outcome.out
-    assert outcome.claim_says("verdict-hybrid", "holds NaN or an infinity"), outcome.out
+    assert outcome.code == 2, outcome.out
+    assert outcome.err == "Error: outputs/results.json: not a results file: NaN is not a number JSON allows\n"
 
 
 # --- 6. values attributed to the wrong thing ----------------------------------------------------

@@ -27,7 +27,7 @@ def test_an_unexpected_error_is_one_line_naming_the_file_with_exit_2(exploding_c
     monkeypatch.delenv("READOUT_DEBUG", raising=False)
     assert main(["check"]) == 2
     err = capsys.readouterr().err
-    assert err == ("Error: claims/ledger.yaml: unexpected ZeroDivisionError: division by zero "
+    assert err == ("Error: claims/ledger.yaml: internal error: ZeroDivisionError: division by zero "
                    "(run with --debug or READOUT_DEBUG=1 for the traceback)\n")
 
 
@@ -35,7 +35,7 @@ def test_debug_flag_adds_the_traceback(exploding_check, capsys):
     assert main(["--debug", "check"]) == 2
     err = capsys.readouterr().err
     assert "Traceback (most recent call last)" in err and "ZeroDivisionError" in err
-    assert err.splitlines()[-1].startswith("Error: claims/ledger.yaml: unexpected ZeroDivisionError")
+    assert err.splitlines()[-1].startswith("Error: claims/ledger.yaml: internal error: ZeroDivisionError")
 
 
 def test_readout_debug_environment_variable_adds_the_traceback(exploding_check, capsys, monkeypatch):
@@ -47,7 +47,7 @@ def test_readout_debug_environment_variable_adds_the_traceback(exploding_check, 
 def test_a_recursion_error_says_the_input_is_nested_too_deeply():
     error = RecursionError("maximum recursion depth exceeded while calling a Python object")
     error.readout_path = "outputs/results.json"
-    assert cli.error_line(error) == ("Error: outputs/results.json: unexpected RecursionError: input nested too "
+    assert cli.error_line(error) == ("Error: outputs/results.json: internal error: RecursionError: input nested too "
                                      "deeply (run with --debug or READOUT_DEBUG=1 for the traceback)")
 
 
@@ -70,3 +70,17 @@ def test_every_command_has_help_and_a_summary(capsys):
             main([name, "--help"])
         assert stop.value.code == 0
         assert summary[0].upper() + summary[1:] in capsys.readouterr().out
+
+
+def test_every_error_line_is_at_most_300_characters_however_long_the_value_it_echoes():
+    huge = "x" * 50_000_000
+    for error in (InputError(f"unknown document {huge!r}", path="qrels/test.tsv", line=3, field="corpus-id"),
+                  ValueError(huge)):
+        line = cli.error_line(error)
+        assert len(line) <= 300 and "\n" not in line and line.startswith("Error: ")
+
+
+def test_a_permission_error_is_the_users_to_fix_and_says_which_file():
+    error = PermissionError(13, "Permission denied", "outputs/readout.html")
+    assert cli.error_line(error) == "Error: Permission denied: outputs/readout.html"
+    assert exit_code_for(error) == 2

@@ -33,11 +33,21 @@ from generator.errors import InputError
 from generator.fileio import (atomic_write_bytes, atomic_write_json, atomic_write_text, display_path, reading,
                               sha256_bytes, sha256_file)
 from generator.project import FIRST_DRAFT_NAME, Project
+from generator.results import strict_json
 from generator.safe_yaml import Node, parse_yaml
 
 FREEZE_VERSION = 1
 GENESIS = "genesis"
 MAX_COMMITTED_VERSIONS = 50
+
+
+def _text(path: Path, shown: str) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 text (byte {error.start:,} of the file)", path=shown, line=line) from None
 
 
 def read_freeze(project: Project) -> dict[str, str] | None:
@@ -46,10 +56,13 @@ def read_freeze(project: Project) -> dict[str, str] | None:
         return None
     shown = display_path(path)
     with reading(path):
+        text = _text(path, shown)
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            record = strict_json(text)
         except json.JSONDecodeError as error:
             raise InputError(f"not valid JSON: {error.msg}", path=shown, line=error.lineno) from None
+        except ValueError as error:
+            raise InputError(f"not valid JSON: {error}", path=shown) from None
     documents = record.get("documents") if isinstance(record, dict) else None
     if not isinstance(documents, dict) or not all(isinstance(value, str) for value in documents.values()):
         raise InputError("expected {\"version\": 1, \"documents\": {name: sha256}}", path=shown, field="documents")
@@ -118,14 +131,15 @@ def read_history(project: Project) -> History:
         return history
     shown = display_path(path)
     with reading(path):
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for number, line in enumerate(_text(path, shown).splitlines(), start=1):
             if not line.strip():
                 continue
             try:
-                entry = json.loads(line)
-            except (json.JSONDecodeError, RecursionError) as error:
-                raise InputError(f"not valid JSON: {getattr(error, 'msg', 'nested too deeply')}", path=shown,
-                                 line=number) from None
+                entry = strict_json(line)
+            except json.JSONDecodeError as error:
+                raise InputError(f"not valid JSON: {error.msg}", path=shown, line=number) from None
+            except ValueError as error:
+                raise InputError(f"not valid JSON: {error}", path=shown, line=number) from None
             if not isinstance(entry, dict) or not isinstance(entry.get("ledger_sha256"), str) or not all(
                     isinstance(entry.get(key), int) and not isinstance(entry.get(key), bool)
                     for key in ("untraceable", "struck", "total")):

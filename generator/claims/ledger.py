@@ -29,7 +29,8 @@ File format (`claims/ledger.yaml`; JSON Schema in `claims/ledger.schema.json`)::
 Rules the loader enforces (a violation makes the ledger unusable: exit 2, `file:line: field:
 message`): YAML read with the safe composer only; every scalar is kept as the text written
 (so `quote: 2030` is the string "2030", and `status: yes` is refused, not turned into true);
-no unknown field anywhere; no duplicate key; `version` is 1; ids unique; `kind`, `output`,
+no unknown field anywhere; no duplicate key; `version` is 1; ids unique and at most MAX_ID_CHARS
+characters (so are value names), value paths at most MAX_PATH_CHARS; `kind`, `output`,
 `status`, `strike_display` from their fixed lists; each source has exactly one of `design`,
 `measured` or `decision`; value names are plain identifiers, unique within a claim; every `{placeholder}` in
 `text` is a plain declared value name with an optional format spec (`{name}` or `{name:.3f}`;
@@ -61,7 +62,7 @@ from generator.safe_yaml import Node, parse_yaml
 from generator.errors import InputError
 from generator.fileio import display_path, reading, sha256_bytes
 from generator.project.outputs import OUTPUT_NAMES
-from generator.results import RESULTS_NAME, PathSyntaxError, Step, parse_path
+from generator.results import RESULTS_NAME, PathSyntaxError, Step, clip, excerpt, parse_path
 
 LEDGER_VERSION = "1"
 OUTPUTS = OUTPUT_NAMES
@@ -84,6 +85,11 @@ ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 MAX_CLAIMS = 20_000
 MAX_TEXT = 2_000
 MAX_VALUES = 32
+# An id is repeated in every message about its claim, and a path in every finding about its value.
+MAX_ID_CHARS = 80
+MAX_PATH_CHARS = 500
+# The longest message from the path, predicate and placeholder parsers a ledger error repeats.
+MAX_REASON_CHARS = 200
 STRIKE_REASON_MAX_WORDS = 12
 _STRIKE_MARKUP = re.compile(r"~|</?(?:del|s|strike)\b", re.IGNORECASE)
 _HIDDEN_CHARACTER = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
@@ -192,7 +198,7 @@ def _mapping(node: Node, path: str, what: str, allowed: tuple[str, ...], line: i
     for key, (key_line, _) in node.value.items():
         if key not in allowed:
             raise InputError(f"unknown field in {what}; allowed: {_choices(allowed)}", path=path,
-                             line=key_line, field=key)
+                             line=key_line, field=clip(key))
     return node.value
 
 
@@ -268,7 +274,7 @@ def _design_source(node: Node, path: str, line: int, claim_id: str) -> DesignSou
     document = _text(fields["document"], path, "document", claim_id=claim_id)
     quote = _text(fields["quote"], path, "quote", claim_id=claim_id)
     if not _valid_document_name(document):
-        raise InputError(f"claim {claim_id}: document {document!r} must be a relative name inside design/ "
+        raise InputError(f"claim {claim_id}: document {excerpt(document)} must be a relative name inside design/ "
                          "(no '..', no absolute path, no hidden name)", path=path, line=fields["document"][0],
                          field="document")
     return DesignSource(document=document, quote=quote, line=line)
@@ -283,7 +289,7 @@ def _decision_source(node: Node, path: str, line: int, claim_id: str) -> Decisio
     trigger = _text(fields["trigger"], path, "trigger", claim_id=claim_id)
     state = _text(fields["state"], path, "state", claim_id=claim_id)
     if state not in DECISION_STATES:
-        raise InputError(f"claim {claim_id}: state {state[:40]!r}; choose one of {_choices(DECISION_STATES)}",
+        raise InputError(f"claim {claim_id}: state {excerpt(state, 40)}; choose one of {_choices(DECISION_STATES)}",
                          path=path, line=fields["state"][0], field="state")
     return DecisionSource(trigger=trigger, state=state, line=line)
 
@@ -294,7 +300,7 @@ def _measured_source(node: Node, path: str, line: int, claim_id: str) -> Measure
     if "file" in fields:
         file_name = _text(fields["file"], path, "file", claim_id=claim_id)
         if not _valid_document_name(file_name):
-            raise InputError(f"claim {claim_id}: file {file_name!r} must be a relative name inside outputs/",
+            raise InputError(f"claim {claim_id}: file {excerpt(file_name)} must be a relative name inside outputs/",
                              path=path, line=fields["file"][0], field="file")
     if "values" not in fields:
         raise InputError(f"claim {claim_id}: a measured source needs values (name: path)", path=path, line=line,
@@ -307,15 +313,20 @@ def _measured_source(node: Node, path: str, line: int, claim_id: str) -> Measure
     steps: dict[str, tuple[Step, ...]] = {}
     value_lines: dict[str, int] = {}
     for name, (name_line, path_node) in values_node.value.items():
-        if not name.isidentifier() or name in CONSTANT_NAMES or name in FUNCTIONS:
-            raise InputError(f"claim {claim_id}: value name {name!r} must be a plain identifier "
+        if len(name) > MAX_ID_CHARS or not name.isidentifier() or name in CONSTANT_NAMES or name in FUNCTIONS:
+            raise InputError(f"claim {claim_id}: value name {excerpt(name)} must be a plain identifier "
+                             f"of at most {MAX_ID_CHARS} characters "
                              f"(not {', '.join(sorted(set(CONSTANT_NAMES) | set(FUNCTIONS)))})",
                              path=path, line=name_line, field="values")
         path_text = _text((name_line, path_node), path, f"values.{name}", claim_id=claim_id)
+        if len(path_text) > MAX_PATH_CHARS:
+            raise InputError(f"claim {claim_id}: path longer than {MAX_PATH_CHARS} characters", path=path,
+                             line=name_line, field=f"values.{name}")
         try:
             steps[name] = _parse_path_cached(path_text)
         except PathSyntaxError as error:
-            raise InputError(f"claim {claim_id}: {error}", path=path, line=name_line, field=f"values.{name}") from None
+            raise InputError(f"claim {claim_id}: {clip(str(error), MAX_REASON_CHARS)}", path=path, line=name_line,
+                             field=f"values.{name}") from None
         values[name] = path_text
         value_lines[name] = name_line
     predicate_text = None
@@ -325,8 +336,8 @@ def _measured_source(node: Node, path: str, line: int, claim_id: str) -> Measure
         try:
             compiled = compile_predicate(predicate_text)
         except PredicateSyntaxError as error:
-            raise InputError(f"claim {claim_id}: {error}", path=path, line=fields["predicate"][0],
-                             field="predicate") from None
+            raise InputError(f"claim {claim_id}: {clip(str(error), MAX_REASON_CHARS)}", path=path,
+                             line=fields["predicate"][0], field="predicate") from None
     return MeasuredSource(file=file_name, values=values, steps=steps, predicate=predicate_text, compiled=compiled,
                           line=line, value_lines=value_lines)
 
@@ -339,8 +350,11 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
             raise InputError("missing required field", path=path, line=where, field=required)
     claim_id = _text(fields["id"], path, "id")
     id_line = fields["id"][0]
+    if len(claim_id) > MAX_ID_CHARS:
+        raise InputError(f"claim id {excerpt(claim_id, 40)} is longer than {MAX_ID_CHARS} characters",
+                         path=path, line=id_line, field="id")
     if not ID_PATTERN.match(claim_id):
-        raise InputError(f"claim id {claim_id!r} may hold only letters, digits, '-', '_' and '.', "
+        raise InputError(f"claim id {excerpt(claim_id)} may hold only letters, digits, '-', '_' and '.', "
                          "starting with a letter or digit", path=path, line=id_line, field="id")
     if claim_id in seen:
         raise InputError(f"duplicate claim id {claim_id!r} (first at line {seen[claim_id]})", path=path,
@@ -348,15 +362,15 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
     seen[claim_id] = node.line
     output = _text(fields["output"], path, "output", claim_id=claim_id)
     if output not in OUTPUTS:
-        raise InputError(f"claim {claim_id}: unknown output {output!r}; choose one of {_choices(OUTPUTS)}",
+        raise InputError(f"claim {claim_id}: unknown output {excerpt(output)}; choose one of {_choices(OUTPUTS)}",
                          path=path, line=fields["output"][0], field="output")
     kind = _text(fields["kind"], path, "kind", claim_id=claim_id)
     if kind not in KINDS:
-        raise InputError(f"claim {claim_id}: unknown kind {kind!r}; choose one of {_choices(KINDS)}",
+        raise InputError(f"claim {claim_id}: unknown kind {excerpt(kind)}; choose one of {_choices(KINDS)}",
                          path=path, line=fields["kind"][0], field="kind")
     section = _text(fields["section"], path, "section", claim_id=claim_id)
     if not SECTION_PATTERN.match(section):
-        raise InputError(f"claim {claim_id}: section {section!r} must be an id (letters, digits, '-', '_', '.')",
+        raise InputError(f"claim {claim_id}: section {excerpt(section)} must be an id (letters, digits, '-', '_', '.')",
                          path=path, line=fields["section"][0], field="section")
     text = _text(fields["text"], path, "text", claim_id=claim_id)
     text_line = fields["text"][0]
@@ -373,10 +387,11 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
     try:
         placeholders = parse_placeholders(text)
     except ValueError as error:
-        raise InputError(f"claim {claim_id}: {error}", path=path, line=fields["text"][0], field="text") from None
+        raise InputError(f"claim {claim_id}: {clip(str(error), MAX_REASON_CHARS)}", path=path, line=fields["text"][0],
+                         field="text") from None
     status = _text(fields.get("status"), path, "status", required=False, claim_id=claim_id) or "active"
     if status not in STATUSES:
-        raise InputError(f"claim {claim_id}: unknown status {status!r}; choose one of {_choices(STATUSES)}",
+        raise InputError(f"claim {claim_id}: unknown status {excerpt(status)}; choose one of {_choices(STATUSES)}",
                          path=path, line=fields["status"][0], field="status")
     strike_reason = _text(fields.get("strike_reason"), path, "strike_reason", required=False, claim_id=claim_id)
     strike_display = _text(fields.get("strike_display"), path, "strike_display", required=False,
@@ -391,7 +406,7 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
                              path=path, line=fields["strike_reason"][0], field="strike_reason")
         strike_display = strike_display or "strike"
         if strike_display not in STRIKE_DISPLAYS:
-            raise InputError(f"claim {claim_id}: unknown strike_display {strike_display!r}; choose one of "
+            raise InputError(f"claim {claim_id}: unknown strike_display {excerpt(strike_display)}; choose one of "
                              f"{_choices(STRIKE_DISPLAYS)}", path=path, line=fields["strike_display"][0],
                              field="strike_display")
     else:
@@ -425,20 +440,20 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
         if isinstance(source, MeasuredSource):
             for name, name_line in source.value_lines.items():
                 if name in declared:
-                    raise InputError(f"claim {claim_id}: value name {name!r} declared twice "
+                    raise InputError(f"claim {claim_id}: value name {excerpt(name)} declared twice "
                                      f"(first at line {declared[name]})", path=path, line=name_line,
                                      field="values")
                 declared[name] = name_line
     for placeholder in placeholders:
         if placeholder.name not in declared:
-            raise InputError(f"claim {claim_id}: placeholder {{{placeholder.name}}} has no value; declare it "
+            raise InputError(f"claim {claim_id}: placeholder {{{clip(placeholder.name)}}} has no value; declare it "
                              "under a measured source's values", path=path, line=fields["text"][0], field="text")
     for source in sources:
         if isinstance(source, MeasuredSource) and source.compiled is not None:
             unknown = sorted(source.compiled.names - set(declared))
             if unknown:
-                raise InputError(f"claim {claim_id}: predicate uses undeclared name(s) {', '.join(unknown)}; "
-                                 f"declared: {', '.join(sorted(declared)) or '(none)'}", path=path,
+                raise InputError(f"claim {claim_id}: predicate uses undeclared name(s) {clip(', '.join(unknown))}; "
+                                 f"declared: {clip(', '.join(sorted(declared))) or '(none)'}", path=path,
                                  line=source.line, field="predicate")
     return Claim(id=claim_id, line=node.line, output=output, section=section, kind=kind, text=text,
                  status=status, strike_reason=strike_reason if status == "struck" else None,
@@ -461,7 +476,7 @@ def parse_ledger(data: bytes, path: Path | str, display: str | None = None) -> L
     if version is None:
         raise InputError("missing `version: 1`", path=display, line=1, field="version")
     if version != LEDGER_VERSION:
-        raise InputError(f"unsupported ledger version {version!r}; this readout reads version {LEDGER_VERSION}",
+        raise InputError(f"unsupported ledger version {excerpt(version)}; this readout reads version {LEDGER_VERSION}",
                          path=display, line=top["version"][0], field="version")
     claims: list[Claim] = []
     if "claims" in top and top["claims"][1].value is not None:

@@ -118,6 +118,11 @@ def verify_results(results: Results, outputs_dir: Path,
         _Derivation(results, outputs_dir, read_other).check()
     except Mismatch as mismatch:
         return str(mismatch)
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as error:
+        # A sealed file whose figures have the wrong shape was not written by the tool: the seal
+        # proves only that nobody changed it since, so it cannot be re-derived and is not cited.
+        detail = " ".join(str(error).split())[:100]
+        return f"cannot be re-derived: a value has the wrong shape ({type(error).__name__}: {detail})"
     return None
 
 

@@ -4,6 +4,12 @@ Both are keyed by everything that changes their content, so a stale entry is nev
 embeddings by model identity, corpus content hash, max sequence length and normalisation;
 rerank scores by model identity, max length, query text and the exact candidate list.
 Default location: $READOUT_CACHE or ~/.cache/readout (outside the clone, so CI reuses it).
+
+A key only says where an entry should be; it proves nothing about what the file now holds. A
+file can be truncated by a full disk, flipped by bad hardware, copied from another entry or
+edited by hand, and a wrong embedding or score does not fail loudly: it quietly changes the
+table. So every entry records the key it was made for and a sha256 of its content, and is
+checked before use. An entry that fails is reported in one line and recomputed, never used.
 """
 
 from __future__ import annotations
@@ -11,13 +17,23 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from generator.fileio import atomic_write_bytes, atomic_write_json
+
+Warn = Callable[[str], None]
+
+# Little-endian on every platform, so the recorded checksum means the same bytes everywhere.
+EMBEDDING_DTYPE = np.dtype("<f4")
+EMBEDDING_DTYPE_NAME = "float32"
+# Normalised float32 rows are within about 1e-6 of unit length; zeroed or rescaled rows are far off.
+UNIT_NORM_TOLERANCE = 1e-3
+CHECKSUM_FIELD = "sha256"
 
 
 def default_cache_dir() -> Path:
@@ -29,28 +45,187 @@ def content_key(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+def entry_checksum(entry: dict) -> str:
+    """sha256 of the entry's canonical JSON (sorted keys, no spaces), its checksum field left out.
+
+    NaN is allowed here only so that a tampered entry holding one gets a mismatching checksum
+    instead of an exception; entries are written with NaN refused, so an honest one never has one.
+    """
+    content = {name: value for name, value in entry.items() if name != CHECKSUM_FIELD}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def seal(entry: dict, key: str) -> dict:
+    """The entry with the key it is made for and its checksum, ready to be written."""
+    sealed = {name: value for name, value in entry.items() if name != CHECKSUM_FIELD}
+    sealed["key"] = key
+    sealed[CHECKSUM_FIELD] = entry_checksum(sealed)
+    return sealed
+
+
+def checksum_problem(entry: dict, key: str) -> str | None:
+    """Why a sealed JSON entry is not the one written for `key`, or None."""
+    if CHECKSUM_FIELD not in entry:
+        return "no checksum: written by an older version, so it cannot be verified"
+    if entry.get("key") != key:
+        return "made for another key"
+    if entry[CHECKSUM_FIELD] != entry_checksum(entry):
+        return "checksum mismatch: the content changed after it was written"
+    return None
+
+
+def is_finite_number(value: Any) -> bool:
+    # bool is an int to Python, but True is not a score or a time.
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def warning_line(what: str, reason: str, path: Path, action: str = "recomputing") -> str:
+    """One line, whatever the reason holds (exception texts can span lines)."""
+    reason = " ".join(str(reason).split())
+    if len(reason) > 200:
+        reason = reason[:197] + "..."
+    return f"cache: ignoring corrupt {what} ({reason}) at {path}; {action}"
+
+
+def read_json_entry(path: Path) -> tuple[Any, str | None]:
+    """(content, None) when the existing file at `path` parses, else (None, why it does not)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8")), None
+    except (OSError, ValueError, RecursionError) as error:
+        return None, f"unreadable: {type(error).__name__}: {error}"
+
+
+def embeddings_checksum(matrix: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(matrix, dtype=EMBEDDING_DTYPE).tobytes()).hexdigest()
+
+
+def verify_embeddings(matrix: Any, meta: Any, key: str, *, rows: int, dimension: int | None = None,
+                      normalized: bool | None = None) -> str | None:
+    """Why `matrix` with its metadata `meta` is not the embeddings stored for `key`, or None.
+
+    The cheap structural checks come before the checksum so the reason names what is wrong
+    (a NaN, a zeroed row) where it can; the checksum then catches what still looks plausible
+    (a flipped low bit, permuted rows).
+    """
+    if not isinstance(meta, dict):
+        return "metadata is not a JSON object"
+    if CHECKSUM_FIELD not in meta:
+        return "no checksum: written by an older version, so it cannot be verified"
+    if meta.get("key") != key:
+        return "metadata made for another key"
+    if not isinstance(matrix, np.ndarray):
+        return f"not an array but {type(matrix).__name__}"
+    if matrix.dtype != EMBEDDING_DTYPE or meta.get("dtype") != EMBEDDING_DTYPE_NAME:
+        return f"dtype {matrix.dtype} (recorded {meta.get('dtype')!r}), expected little-endian float32"
+    if matrix.ndim != 2:
+        return f"{matrix.ndim}-dimensional, expected a matrix"
+    if meta.get("shape") != list(matrix.shape):
+        return f"shape {list(matrix.shape)}, recorded {meta.get('shape')!r}"
+    if matrix.shape[0] != rows:
+        return f"{matrix.shape[0]} rows for {rows} documents"
+    if dimension is not None and matrix.shape[1] != dimension:
+        return f"dimension {matrix.shape[1]}, the model gives {dimension}"
+    if not isinstance(meta.get("normalized"), bool):
+        return "metadata does not say whether rows are normalised"
+    if normalized is not None and meta["normalized"] != normalized:
+        return f"normalized is {meta['normalized']}, expected {normalized}"
+    finite = np.isfinite(matrix).all(axis=1)
+    if not finite.all():
+        return f"row {int(np.argmin(finite))} holds a non-finite value"
+    if meta["normalized"] and rows:
+        norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
+        off = np.abs(norms - 1.0) > UNIT_NORM_TOLERANCE
+        if off.any():
+            row = int(np.argmax(off))
+            return f"row {row} has norm {norms[row]:.4g}, not 1"
+    if meta[CHECKSUM_FIELD] != embeddings_checksum(matrix):
+        return "checksum mismatch: the array changed after it was written"
+    return None
+
+
 class EmbeddingCache:
+    """One .npy per key and, beside it, a .json describing it: key, dtype, shape and checksum."""
+
     def __init__(self, root: Path):
         self.root = Path(root) / "embeddings"
 
     def _path(self, key: str) -> Path:
         return self.root / f"{key}.npy"
 
-    def load(self, key: str, expected_rows: int) -> np.ndarray | None:
+    def _meta_path(self, key: str) -> Path:
+        return self.root / f"{key}.json"
+
+    def load(self, key: str, expected_rows: int, *, expected_dimension: int | None = None,
+             normalized: bool | None = None, warn: Warn | None = None) -> np.ndarray | None:
+        """The verified matrix, or None: absent silently, failing verification with one `warn` line."""
         path = self._path(key)
         if not path.is_file():
             return None
+        matrix, reason = self._read_verified(key, expected_rows, expected_dimension, normalized)
+        if reason is None:
+            return matrix
+        if warn is not None:
+            warn(warning_line("corpus embeddings", reason, path))
+        return None
+
+    def _read_verified(self, key: str, rows: int, dimension: int | None,
+                       normalized: bool | None) -> tuple[np.ndarray | None, str | None]:
+        meta_path = self._meta_path(key)
+        if not meta_path.is_file():
+            return None, "no metadata: written by an older version, so it cannot be verified"
+        meta, unreadable = read_json_entry(meta_path)
+        if unreadable is not None:
+            return None, f"metadata {unreadable}"
         try:
-            matrix = np.load(path, allow_pickle=False)
-        except (OSError, ValueError):
-            return None  # a damaged entry is recomputed, never trusted
-        return matrix if matrix.ndim == 2 and matrix.shape[0] == expected_rows else None
+            matrix = np.load(self._path(key), allow_pickle=False)
+        except Exception as error:  # noqa: BLE001 - a damaged file raises anything from EOFError to BadZipFile
+            return None, f"unreadable: {type(error).__name__}: {error}"
+        reason = verify_embeddings(matrix, meta, key, rows=rows, dimension=dimension, normalized=normalized)
+        return (matrix, None) if reason is None else (None, reason)
 
     def store(self, key: str, matrix: np.ndarray, description: dict) -> Path:
+        matrix = np.ascontiguousarray(matrix, dtype=EMBEDDING_DTYPE)
         buffer = io.BytesIO()
-        np.save(buffer, np.ascontiguousarray(matrix, dtype=np.float32), allow_pickle=False)
-        atomic_write_json(self.root / f"{key}.json", description)
+        np.save(buffer, matrix, allow_pickle=False)
+        meta = {**description, "key": key, "dtype": EMBEDDING_DTYPE_NAME, "shape": list(matrix.shape),
+                CHECKSUM_FIELD: embeddings_checksum(matrix)}
+        # Metadata first: a crash between the two writes leaves a checksum that does not match the
+        # old array, so the pair is recomputed rather than trusted.
+        atomic_write_json(self._meta_path(key), meta)
         return atomic_write_bytes(self._path(key), buffer.getvalue())
+
+
+RERANK_FIELDS = ("query_id", "candidates", "scores", "milliseconds")
+
+
+def verify_rerank_entry(entry: Any, key: str, query_id: str, candidates: Sequence[str]) -> str | None:
+    """Why `entry` is not the rerank result of `query_id` over exactly `candidates`, or None.
+
+    Fields are checked before the checksum so a missing field or a string score is named as
+    such; the checksum then catches plausible edits such as reversed or swapped scores.
+    """
+    if not isinstance(entry, dict):
+        return f"not a JSON object but {type(entry).__name__}"
+    missing = [name for name in RERANK_FIELDS if name not in entry]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    if CHECKSUM_FIELD not in entry or entry.get("key") != key:
+        return checksum_problem(entry, key)
+    if entry["query_id"] != query_id:
+        return f"made for query {entry['query_id']!r}"
+    if entry["candidates"] != list(candidates):
+        return "candidates are not this query's candidate list"
+    scores = entry["scores"]
+    if not isinstance(scores, list) or len(scores) != len(candidates):
+        length = len(scores) if isinstance(scores, list) else type(scores).__name__
+        return f"scores are not a list of {len(candidates)} numbers (got {length})"
+    bad = [index for index, score in enumerate(scores) if not is_finite_number(score)]
+    if bad:
+        return f"score {bad[0]} is {scores[bad[0]]!r}, not a finite number"
+    if not is_finite_number(entry["milliseconds"]) or entry["milliseconds"] <= 0:
+        return f"milliseconds is {entry['milliseconds']!r}, not a finite positive number"
+    return checksum_problem(entry, key)
 
 
 class RerankCache:
@@ -62,14 +237,19 @@ class RerankCache:
     def _path(self, key: str) -> Path:
         return self.root / f"{key}.json"
 
-    def load(self, key: str) -> dict | None:
+    def load(self, key: str, *, query_id: str, candidates: Sequence[str], warn: Warn | None = None) -> dict | None:
+        """The verified entry, or None: absent silently, failing verification with one `warn` line."""
         path = self._path(key)
         if not path.is_file():
             return None
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+        entry, reason = read_json_entry(path)
+        if reason is None:
+            reason = verify_rerank_entry(entry, key, query_id, candidates)
+        if reason is None:
+            return entry
+        if warn is not None:
+            warn(warning_line(f"rerank entry for query {query_id}", reason, path))
+        return None
 
     def store(self, key: str, entry: dict) -> None:
-        atomic_write_json(self._path(key), entry)
+        atomic_write_json(self._path(key), seal(entry, key))

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from generator.errors import InputError, ModelUnavailableError
-from generator.evaluate.cache import content_key, default_cache_dir
+from generator.evaluate.cache import (checksum_problem, content_key, default_cache_dir, is_finite_number,
+                                      read_json_entry, seal, warning_line)
 from generator.evaluate.metrics import timing_summary
 from generator.evaluate.models import resolve_device
 from generator.evaluate.options import DEFAULT_SEED, RERANK_BATCH_SIZE, RERANK_MAX_LENGTH
@@ -154,17 +155,45 @@ def _open_session(model_spec: str | ResolvedShape, *, max_length: int, batch_siz
     return _Session(shape, tokenizer, max_length, batch_size, device, threads, root, key, settings, log)
 
 
-def _valid_entry(entry: Any, pairs: Sequence[Pair]) -> bool:
-    return (isinstance(entry, dict) and isinstance(entry.get("milliseconds"), (int, float))
-            and entry.get("pairs") == len(pairs) and isinstance(entry.get("tokens"), list)
-            and len(entry["tokens"]) == len(pairs))
+def _entry_key(session: _Session, path: Path) -> str:
+    """What an entry is sealed with: the settings it was timed under and the file it belongs in,
+    so an entry copied from another setting, depth or query does not verify."""
+    return f"{session.key}/{path.stem}"
 
 
-def _read_entry(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # missing or damaged: measured again, never trusted
+def _entry_problem(entry: Any, key: str, query_id: str, pairs: Sequence[Pair]) -> str | None:
+    """Why `entry` is not a timing of `query_id`'s `pairs` sealed for `key`, or None.
+
+    Fields first, so the reason names a negative time or a short token list; the checksum last,
+    for edits that still look plausible (a changed time).
+    """
+    if not isinstance(entry, dict):
+        return f"not a JSON object but {type(entry).__name__}"
+    if entry.get("query_id") != query_id:
+        return f"made for query {entry.get('query_id')!r}"
+    milliseconds = entry.get("milliseconds")
+    if not is_finite_number(milliseconds) or milliseconds <= 0:
+        return f"milliseconds is {milliseconds!r}, not a finite positive number"
+    count = entry.get("pairs")
+    if isinstance(count, bool) or not isinstance(count, int) or count != len(pairs):
+        return f"pairs is {count!r}, the query has {len(pairs)}"
+    tokens = entry.get("tokens")
+    if not isinstance(tokens, list) or len(tokens) != len(pairs):
+        length = len(tokens) if isinstance(tokens, list) else type(tokens).__name__
+        return f"tokens are not {len(pairs)} counts (got {length})"
+    if any(isinstance(value, bool) or not isinstance(value, int) or value < 0 for value in tokens):
+        return "tokens are not all non-negative integers"
+    return checksum_problem(entry, key)
+
+
+def _read_entry(path: Path, key: str, query_id: str, pairs: Sequence[Pair]) -> tuple[dict | None, str | None]:
+    """(entry, None) for a verified entry, (None, None) when there is none yet, else (None, why)."""
+    if not path.is_file():
+        return None, None
+    entry, problem = read_json_entry(path)
+    if problem is None:
+        problem = _entry_problem(entry, key, query_id, pairs)
+    return (entry, None) if problem is None else (None, problem)
 
 
 def _time_query(session: _Session, query_id: str, pairs: Sequence[Pair], warm_pairs: Sequence[Pair]) -> dict:
@@ -255,11 +284,14 @@ def _measure(session: _Session, pairs_by_query: Mapping[str, Sequence[Pair]], *,
     measurement = CostMeasurement(session, entries={})
     pending = []
     for query_id, pairs in pairs_by_query.items():
-        entry = _read_entry(session.entry_path(query_id, pairs))
-        if _valid_entry(entry, pairs):
+        path = session.entry_path(query_id, pairs)
+        entry, problem = _read_entry(path, _entry_key(session, path), query_id, pairs)
+        if entry is not None:
             measurement.entries[query_id] = entry
             measurement.resumed.append(query_id)
         else:
+            if problem is not None:  # a missing entry is simply not measured yet; a bad one is news
+                session.log(warning_line(f"cost entry for query {query_id}", problem, path, "measuring again"))
             measurement.entries[query_id] = {}
             pending.append(query_id)
     session.log(f"cost{label}: {len(measurement.resumed)} of {len(pairs_by_query)} queries resumed from "
@@ -269,8 +301,9 @@ def _measure(session: _Session, pairs_by_query: Mapping[str, Sequence[Pair]], *,
     with tqdm(total=len(pending), desc=f"cost{label}", unit="query", disable=not progress or not pending) as bar:
         for query_id in pending:
             pairs = pairs_by_query[query_id]
-            entry = _time_query(session, query_id, pairs, warm_pairs)
-            atomic_write_json(session.entry_path(query_id, pairs), entry)
+            path = session.entry_path(query_id, pairs)
+            entry = seal(_time_query(session, query_id, pairs, warm_pairs), _entry_key(session, path))
+            atomic_write_json(path, entry)
             measurement.entries[query_id] = entry
             measurement.computed.append(query_id)
             bar.update(1)

@@ -1,18 +1,38 @@
 """Loading a BEIR dataset (corpus.jsonl, queries.jsonl, qrels/test.tsv), validated line by line.
 
 Every problem is reported as one line naming the file, the line and the field, so a user can
-open the file at that line and fix it. Nothing here imports a model library.
+open the file at that line and fix it; an id or a value the message repeats is cut to
+MAX_ECHO_CHARS characters. Nothing here imports a model library.
+
+What is read, strictly:
+
+- every file is UTF-8; a byte that is not is reported with its line and byte offset. A UTF-8 byte
+  order mark at the start of a file is dropped (editors on Windows write one).
+- corpus.jsonl and queries.jsonl hold one JSON object per line (blank lines skipped) with string
+  fields; JSON's own grammar only (`generator.results.strict_json`): `NaN`, `Infinity`, numbers
+  of more than 100 digits and a nesting beyond the parser's recursion limit are refused.
+- qrels/test.tsv holds `query-id<TAB>corpus-id<TAB>score`, an optional header first. A score is
+  ASCII digits with an optional sign (`+1` is read as 1, as BEIR's int() reads it), spaces around
+  it allowed, at most MAX_SCORE_DIGITS digits. `1_0`, `1.0`, `1e0` and digits of other scripts
+  (`١`) are refused: Python's int() reads `1_0` as 10 and `١` as 1, and a grade is not
+  something to guess.
+- a negative score is kept and means "judged not relevant", as in BEIR (and trec_eval): only a
+  score > 0 makes a document relevant. How many there were is `Dataset.negative_judgements`, so a
+  run's manifest can say so.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from generator.errors import InputError
 from generator.evaluate.options import SAMPLE_QUERY_COUNT
 from generator.fileio import sha256_file
+from generator.results import clip, excerpt, strict_json
 
 CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"
@@ -27,10 +47,16 @@ SCIFACT_SHA256 = {
     QRELS_FILE: "5602d9f31c96d309a906692e1b722a9acfc4138c5d52e06d47bbb89a9c4ab7c3",
 }
 
+# BEIR grades are small integers (SciFact: 1); nine digits leave room for any real grade scale.
+MAX_SCORE_DIGITS = 9
+_SCORE = re.compile(r" *([+-]?[0-9]+) *")
+_BOM = b"\xef\xbb\xbf"
+
+# Short enough that the error line, with a long dataset path before it, stays within the CLI's
+# 300-character line.
 DOWNLOAD_HINT = (
-    "download BEIR SciFact (scifact.zip, about 2.7 MB, from the BEIR datasets page: "
-    "https://github.com/beir-cellar/beir) and unpack it so that the directory holds "
-    "corpus.jsonl, queries.jsonl and qrels/test.tsv, or pass --data DIR"
+    "download BEIR SciFact (scifact.zip, 2.7 MB, from https://github.com/beir-cellar/beir) and unpack it "
+    "to hold corpus.jsonl, queries.jsonl and qrels/test.tsv, or pass --data DIR"
 )
 
 
@@ -59,6 +85,11 @@ class Qrels:
         """A query's relevant set: its judged documents with score > 0."""
         return {doc_id for doc_id, score in self.scores.get(query_id, {}).items() if score > 0}
 
+    @property
+    def negative_judgements(self) -> int:
+        """Judgements with a score below 0: kept, and read as not relevant (BEIR's meaning)."""
+        return sum(1 for judged in self.scores.values() for score in judged.values() if score < 0)
+
 
 @dataclass(frozen=True)
 class Dataset:
@@ -72,6 +103,11 @@ class Dataset:
     def document_ids(self) -> list[str]:
         return [document.doc_id for document in self.documents]
 
+    @property
+    def negative_judgements(self) -> int:
+        """How many qrels lines had a negative score (counted as not relevant, as BEIR does)."""
+        return self.qrels.negative_judgements
+
     def test_query_ids(self) -> list[str]:
         return self.qrels.query_ids_in_file_order()
 
@@ -82,7 +118,7 @@ class Dataset:
             return ordered[:SAMPLE_QUERY_COUNT]
         if query_set == "all":
             return ordered
-        raise InputError(f"unknown query set {query_set!r}; choose 'sample' or 'all'", field="--queries")
+        raise InputError(f"unknown query set {excerpt(query_set)}; choose 'sample' or 'all'", field="--queries")
 
     def is_reproduction_of_scifact(self) -> tuple[bool, list[str]]:
         """Whether every input hashes to the published SciFact files; lists the ones that differ."""
@@ -91,29 +127,57 @@ class Dataset:
         return (not differing, differing)
 
 
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line of a UTF-8 file, a leading byte order mark dropped.
+
+    Decoded line by line, so a bad byte is reported with its line and its byte offset in the file
+    and a large corpus is never held twice.
+    """
+    offset = 0
+    try:
+        with open(path, "rb") as handle:
+            for line_number, raw in enumerate(handle, start=1):
+                start = 0
+                if line_number == 1 and raw.startswith(_BOM):
+                    start = len(_BOM)
+                try:
+                    text = raw[start:].decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise InputError(f"not UTF-8 text (byte {offset + start + error.start:,} of the file, "
+                                     f"0x{raw[start + error.start]:02x})", path=str(path),
+                                     line=line_number) from None
+                offset += len(raw)
+                yield line_number, text
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror or error}", path=str(path)) from None
+
+
 def _read_jsonl(path: Path, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> list[tuple[int, dict]]:
     records: list[tuple[int, dict]] = []
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputError(f"not valid JSON ({error.msg} at column {error.colno})",
-                                 path=str(path), line=line_number) from None
-            if not isinstance(record, dict):
-                raise InputError("expected a JSON object", path=str(path), line=line_number)
-            for field in required:
-                if field not in record:
-                    raise InputError("missing field", path=str(path), line=line_number, field=field)
-            for field in required + optional:
-                if field in record and not isinstance(record[field], str):
-                    raise InputError(f"expected a string, found {type(record[field]).__name__}",
-                                     path=str(path), line=line_number, field=field)
-            if not record["_id"].strip():
-                raise InputError("empty id", path=str(path), line=line_number, field="_id")
-            records.append((line_number, record))
+    for line_number, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = strict_json(line)
+        except json.JSONDecodeError as error:
+            raise InputError(f"not valid JSON: {error.msg} (column {error.colno})",
+                             path=str(path), line=line_number) from None
+        except ValueError as error:
+            # NaN, Infinity, a number of hundreds of digits, a nesting beyond the recursion limit.
+            raise InputError(f"not valid JSON: {clip(str(error), 120)}", path=str(path),
+                             line=line_number) from None
+        if not isinstance(record, dict):
+            raise InputError("expected a JSON object", path=str(path), line=line_number)
+        for field in required:
+            if field not in record:
+                raise InputError("missing field", path=str(path), line=line_number, field=field)
+        for field in required + optional:
+            if field in record and not isinstance(record[field], str):
+                raise InputError(f"expected a string, found {type(record[field]).__name__}",
+                                 path=str(path), line=line_number, field=field)
+        if not record["_id"].strip():
+            raise InputError("empty id", path=str(path), line=line_number, field="_id")
+        records.append((line_number, record))
     if not records:
         raise InputError("file is empty: no records", path=str(path))
     return records
@@ -124,7 +188,7 @@ def _index_unique(path: Path, records: list[tuple[int, dict]]) -> dict[str, int]
     for line_number, record in records:
         record_id = record["_id"]
         if record_id in first_line:
-            raise InputError(f"duplicate id {record_id!r} (first on line {first_line[record_id]})",
+            raise InputError(f"duplicate id {excerpt(record_id)} (first on line {first_line[record_id]})",
                              path=str(path), line=line_number, field="_id")
         first_line[record_id] = line_number
     return first_line
@@ -143,39 +207,59 @@ def load_queries(path: Path) -> dict[str, str]:
     return {record["_id"]: record["text"] for _, record in records}
 
 
+def _lenient_int(text: str) -> bool:
+    try:
+        int(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _score(raw: str, path: Path, line_number: int) -> int:
+    match = _SCORE.fullmatch(raw)
+    if match is None:
+        shown = raw.strip()
+        # Say why when Python's int() would have read it (`1_0` as 10, `١` as 1).
+        hint = " (ASCII digits only, with an optional sign)" if _lenient_int(shown[:50]) else ""
+        if line_number == 1 and shown.lower() == "score":
+            hint = " (a header line starts with query-id)"
+        raise InputError(f"not an integer: {excerpt(shown)}{hint}", path=str(path), line=line_number,
+                         field="score")
+    digits = match.group(1).lstrip("+-")
+    if len(digits) > MAX_SCORE_DIGITS:
+        raise InputError(f"score of {len(digits):,} digits; a relevance grade has at most {MAX_SCORE_DIGITS}",
+                         path=str(path), line=line_number, field="score")
+    return int(match.group(1))
+
+
 def load_qrels(path: Path, known_queries: dict[str, str] | None = None,
                known_documents: set[str] | None = None) -> Qrels:
     scores: dict[str, dict[str, int]] = {}
     rows = 0
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            stripped = line.rstrip("\n").rstrip("\r")
-            if not stripped.strip():
-                continue
-            columns = stripped.split("\t")
-            if line_number == 1 and columns[0].strip().lower() in ("query-id", "query_id", "qid"):
-                continue
-            if len(columns) != 3:
-                raise InputError(f"expected 3 tab-separated columns (query-id, corpus-id, score), "
-                                 f"found {len(columns)}", path=str(path), line=line_number)
-            query_id, doc_id, raw_score = (column.strip() for column in columns)
-            try:
-                score = int(raw_score)
-            except ValueError:
-                raise InputError(f"not an integer: {raw_score!r}", path=str(path), line=line_number,
-                                 field="score") from None
-            if known_queries is not None and query_id not in known_queries:
-                raise InputError(f"unknown query {query_id!r} (not in queries.jsonl)", path=str(path),
-                                 line=line_number, field="query-id")
-            if known_documents is not None and doc_id not in known_documents:
-                raise InputError(f"unknown document {doc_id!r} (not in corpus.jsonl)", path=str(path),
-                                 line=line_number, field="corpus-id")
-            judged = scores.setdefault(query_id, {})
-            if doc_id in judged:
-                raise InputError(f"duplicate judgement for query {query_id!r} and document {doc_id!r}",
-                                 path=str(path), line=line_number, field="corpus-id")
-            judged[doc_id] = score
-            rows += 1
+    for line_number, line in _lines(path):
+        stripped = line.rstrip("\n").rstrip("\r")
+        if not stripped.strip():
+            continue
+        columns = stripped.split("\t")
+        if line_number == 1 and columns[0].strip().lower() in ("query-id", "query_id", "qid"):
+            continue
+        if len(columns) != 3:
+            raise InputError(f"expected 3 tab-separated columns (query-id, corpus-id, score), "
+                             f"found {len(columns)}", path=str(path), line=line_number)
+        query_id, doc_id = columns[0].strip(), columns[1].strip()
+        score = _score(columns[2], path, line_number)
+        if known_queries is not None and query_id not in known_queries:
+            raise InputError(f"unknown query {excerpt(query_id)} (not in queries.jsonl)", path=str(path),
+                             line=line_number, field="query-id")
+        if known_documents is not None and doc_id not in known_documents:
+            raise InputError(f"unknown document {excerpt(doc_id)} (not in corpus.jsonl)", path=str(path),
+                             line=line_number, field="corpus-id")
+        judged = scores.setdefault(query_id, {})
+        if doc_id in judged:
+            raise InputError(f"duplicate judgement for query {excerpt(query_id)} and document {excerpt(doc_id)}",
+                             path=str(path), line=line_number, field="corpus-id")
+        judged[doc_id] = score
+        rows += 1
     if rows == 0:
         raise InputError("file is empty: no judgements", path=str(path))
     return Qrels(scores=scores)

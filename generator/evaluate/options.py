@@ -111,6 +111,10 @@ _TYPES: dict[str, type] = {"query_set": str, "dense_model": str, "rerank_model":
                            "device": str, "encode_batch_size": int, "rerank_batch_size": int, "rerank_cost": str,
                            "comparisons": list}
 _CHOICES = {"query_set": QUERY_SETS, "device": DEVICES, "rerank_cost": RERANK_COST}
+# Sane ranges: a typo such as 10**90 resamples is refused when readout.yaml is read, not hours later.
+INTEGER_RANGES = {"depth": (1, 10_000), "rrf_k": (1, 1_000_000), "rerank_max_length": (1, 65_536),
+                  "bootstrap_resamples": (1, 1_000_000), "encode_batch_size": (1, 65_536),
+                  "rerank_batch_size": (1, 65_536), "seed": (0, 2 ** 32 - 1)}
 
 
 def validate_evaluate_block(block: Any, config_display: str) -> dict[str, Any]:
@@ -130,9 +134,10 @@ def validate_evaluate_block(block: Any, config_display: str) -> dict[str, Any]:
     for key, choices in _CHOICES.items():
         if key in block and block[key] not in choices:
             raise InputError(f"choose one of {', '.join(choices)}", path=config_display, field=f"evaluate.{key}")
-    for key in ("depth", "rrf_k", "rerank_max_length", "bootstrap_resamples", "encode_batch_size", "rerank_batch_size"):
-        if key in block and block[key] < 1:
-            raise InputError("must be a positive integer", path=config_display, field=f"evaluate.{key}")
+    for key, (low, high) in INTEGER_RANGES.items():
+        if key in block and not low <= block[key] <= high:
+            raise InputError(f"must be an integer from {low:,} to {high:,}", path=config_display,
+                             field=f"evaluate.{key}")
     reason = block.get("skip_rerank_reason")
     if reason is not None and (problem := data_text_problem(reason)):
         raise InputError(f"the reason is shown in the readout's table: it {problem}", path=config_display,

@@ -29,11 +29,11 @@ from generator.evaluate.metrics import timing_summary
 from generator.evaluate.models import resolve_device, resolve_model
 from generator.evaluate.options import RERANK_ROW, RESULTS_FILE, ROWS, RUNS_DIR, EvaluationOptions
 from generator.evaluate.retrieval import dense_rankings, hybrid_rankings, rerank_rankings, sparse_rankings
-from generator.evaluate.runfiles import QRELS_COPY_NAME, write_qrels, write_run
+from generator.evaluate.runfiles import QRELS_COPY_NAME, format_qrels, format_run
 from generator.evaluate.sample_check import sample_comparisons
 from generator.evaluate.scoring import RowRun, rerank_summary, score_rows
 from generator.evaluate.comparisons import method_description
-from generator.fileio import atomic_write_json, display_path, reading, sha256_file
+from generator.fileio import display_path, dumps_json, reading, sha256_bytes, sha256_file, write_set
 from generator.results import Results, read_results, seal
 
 def _now() -> str:
@@ -122,6 +122,8 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
             "parameters": options.parameters(),
             "runtime": options.runtime(device),
             "query_ids": query_ids,
+            # BEIR reads a negative grade as not relevant; how many the qrels hold is said, not hidden.
+            "negative_judgements": dataset.negative_judgements,
             "per_query_key": "per_query",
             "models": {"dense": {**dense_identity.as_manifest(), "max_seq_length": dense.max_seq_length},
                        "rerank": (rerank_identity.as_manifest() if rerank_identity
@@ -212,20 +214,26 @@ def write_outputs(evaluation: Evaluation, options: EvaluationOptions,
 
 def write_sealed_results(results_path: Path, runs_dir: Path, evaluation: Evaluation,
                          sample_path: Path | None = None, metrics: Sequence[Metric] = ROW_METRICS) -> Path:
-    """Run files and the judgements first, results.json last and sealed: a results file never
-    points at missing runs, and it records the sha256 of everything it was computed from. With
-    `sample_path`, the release sample's results are compared with these (the 300-query check)."""
+    """Write the run files, the judgements and the sealed results.json as one set, the results
+    last (generator.fileio.write_set): results.json records the sha256 of every file of its set,
+    so a set mixed by an interrupted write is refused by `check` and re-evaluated by `build`.
+    With `sample_path`, the release sample's results are compared with these (the 300-query check)."""
     outputs_root = results_path.parent
+    files: list[tuple[Path, bytes]] = []
     run_files = {}
     for row, row_rankings in sorted(evaluation.rankings.items()):
-        path = write_run(runs_dir / run_file_name(row), row_rankings, tag=row)
-        run_files[row] = {"path": path.relative_to(outputs_root).as_posix(), "sha256": sha256_file(path)}
-    qrels_path = write_qrels(runs_dir / QRELS_COPY_NAME, evaluation.judgements)
+        path = runs_dir / run_file_name(row)
+        data = format_run(row_rankings, tag=row).encode("utf-8")
+        files.append((path, data))
+        run_files[row] = {"path": path.relative_to(outputs_root).as_posix(), "sha256": sha256_bytes(data)}
+    qrels_path = runs_dir / QRELS_COPY_NAME
+    qrels_data = format_qrels(evaluation.judgements).encode("utf-8")
+    files.append((qrels_path, qrels_data))
     results = evaluation.results
     manifest = {**results["manifest"], "metrics": {metric.name: metric.as_manifest() for metric in metrics},
                 "run_files": run_files,
                 "qrels_copy": {"path": qrels_path.relative_to(outputs_root).as_posix(),
-                               "sha256": sha256_file(qrels_path), "queries": len(evaluation.judgements),
+                               "sha256": sha256_bytes(qrels_data), "queries": len(evaluation.judgements),
                                "judgements": sum(len(grades) for grades in evaluation.judgements.values()),
                                "format": "TREC qrels: query 0 document grade"}}
     if sample_path is not None:
@@ -233,7 +241,30 @@ def write_sealed_results(results_path: Path, runs_dir: Path, evaluation: Evaluat
         results = {**results, **comparisons}
         manifest["compared_with"] = {"path": sample_path.name, "sha256": sample.sha256}
     results = seal({**results, "manifest": manifest}, writer=f"readout evaluate {__version__}")
-    return atomic_write_json(results_path, results)
+    files.append((results_path, dumps_json(results).encode("utf-8")))
+    write_set(files)
+    return results_path
+
+
+def set_problem(results_path: Path) -> str | None:
+    """Why the files beside a results file are not the set it records (an interrupted write, or
+    a file changed by hand): the first run file or judgements copy whose sha256 differs."""
+    try:
+        manifest = json.loads(results_path.read_text(encoding="utf-8")).get("manifest", {})
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return f"{results_path.name} cannot be read"
+    recorded = dict(manifest.get("run_files") or {}) if isinstance(manifest, dict) else {}
+    if isinstance(manifest, dict) and isinstance(manifest.get("qrels_copy"), dict):
+        recorded["judgements copy"] = manifest["qrels_copy"]
+    for name, entry in sorted(recorded.items()):
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            return f"{results_path.name} records no path for {name}"
+        path = results_path.parent / entry["path"]
+        if not path.is_file():
+            return f"{display_path(path)} is missing"
+        if sha256_file(path) != entry.get("sha256"):
+            return f"{display_path(path)} is not the file {results_path.name} records (an interrupted write?)"
+    return None
 
 
 def _sample_comparisons(sample_path: Path, results: dict[str, Any]) -> tuple[Results, dict[str, Any]]:
@@ -261,6 +292,9 @@ def results_are_current(options: EvaluationOptions) -> tuple[bool, str]:
         return False, f"{options.results_path.name} has no readable manifest"
     if not isinstance(manifest, dict) or manifest.get("parameters") != options.parameters():
         return False, "parameters changed"
+    problem = set_problem(options.results_path)
+    if problem:
+        return False, problem
     check_dataset_layout(options.data)
     if manifest.get("inputs") != hash_inputs(options.data):
         return False, "input files changed"

@@ -44,17 +44,30 @@ class DenseOutcome:
     encode_seconds: float | None
 
 
+def _embedding_dimension(model) -> int | None:
+    """The bi-encoder's output width, when it says (sentence-transformers renamed the method in 6)."""
+    for name in ("get_embedding_dimension", "get_sentence_embedding_dimension"):
+        method = getattr(model, name, None)
+        if callable(method):
+            dimension = method()
+            return int(dimension) if dimension else None
+    return None
+
+
 def dense_rankings(documents: Sequence[Document], queries: Mapping[str, str], identity: ModelIdentity,
                    depth: int, cache: EmbeddingCache, *, progress: bool = True,
                    log: Callable[[str], None] = print, device: str = "cpu",
                    batch_size: int = ENCODE_BATCH_SIZE) -> DenseOutcome:
-    """Normalised embeddings, dot product, top `depth`; corpus embeddings cached on disk."""
+    """Normalised embeddings, dot product, top `depth`; corpus embeddings cached on disk, and
+    re-used only when the cached entry verifies (otherwise one warning line, then encoded again)."""
     model = load_bi_encoder(identity, device)
     max_seq_length = int(model.max_seq_length)
-    key = content_key("dense-corpus-v1", identity.name, identity.weights_sha256,
+    # v2: entries carry their key, dtype, shape and checksum; v1 entries cannot be verified.
+    key = content_key("dense-corpus-v2", identity.name, identity.weights_sha256,
                       corpus_fingerprint(documents), max_seq_length, "normalized")
     doc_ids = [document.doc_id for document in documents]
-    corpus_matrix = cache.load(key, expected_rows=len(documents))
+    corpus_matrix = cache.load(key, expected_rows=len(documents), expected_dimension=_embedding_dimension(model),
+                               normalized=True, warn=log)
     encode_seconds = None
     if corpus_matrix is not None:
         log(f"dense: re-using cached corpus embeddings ({len(documents)} documents, key {key[:12]}); "
@@ -128,13 +141,15 @@ def rerank_rankings(hybrid: Mapping[str, Ranking], queries: Mapping[str, str],
     All pairs of one query go to the model in one `predict` call, `batch_size` pairs per forward
     pass (the batching `readout cost` times a shape with); the model is warmed up on the first
     pending query before any timing. Each finished query is cached at once (scores and its own
-    measured milliseconds), so an interrupted run resumes without recomputing it.
+    measured milliseconds), so an interrupted run resumes without recomputing it; a cached entry
+    that does not verify is reported in one line and its query scored again, never used.
     """
     from tqdm import tqdm
 
     def cache_key(query_id: str) -> str:
         candidates = [doc_id for doc_id, _ in hybrid[query_id]]
-        return content_key("rerank-v2", identity.name, identity.weights_sha256, max_length, batch_size, device,
+        # v3: entries carry their key and checksum; v2 entries cannot be verified.
+        return content_key("rerank-v3", identity.name, identity.weights_sha256, max_length, batch_size, device,
                            query_id,
                            queries[query_id], candidates, [texts[d] for d in candidates])
 
@@ -142,8 +157,9 @@ def rerank_rankings(hybrid: Mapping[str, Ranking], queries: Mapping[str, str],
     cached_entries: dict[str, dict] = {}
     pending: list[str] = []
     for query_id in hybrid:
-        entry = cache.load(cache_key(query_id))
-        if entry is not None and len(entry.get("scores", [])) == len(hybrid[query_id]):
+        entry = cache.load(cache_key(query_id), query_id=query_id,
+                           candidates=[doc_id for doc_id, _ in hybrid[query_id]], warn=log)
+        if entry is not None:
             cached_entries[query_id] = entry
         else:
             pending.append(query_id)

@@ -5,7 +5,12 @@ another (the offline sandbox, `kind: sandbox`). Every command reads a project th
 `load_project`, which validates the whole readout.yaml once: `title`, `kind`, `data`, the
 `evaluate:` block (generator.evaluate.options), the `sandbox:` block
 (generator.sandbox.config) and the `outputs:` block (generator.project.outputs). Everything
-downstream receives typed values and never re-reads the file.
+downstream receives typed values and never re-reads the file, so every command that reads the
+`evaluate:` block (evaluate, build, cost) sees it validated the same way.
+
+Every problem is one line, `readout.yaml:LINE: key: message`. `data` is a non-empty path; an
+empty `data:` is an error, never the working directory. A key or a value a message repeats is cut
+to generator.results.MAX_ECHO_CHARS characters, so no readout.yaml makes an unreadable line.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from generator.errors import InputError
 from generator.evaluate.options import EvaluationOptions, build_options, validate_evaluate_block
 from generator.fileio import display_path, reading
 from generator.project.outputs import OutputSpec, parse_outputs
+from generator.results import MAX_ECHO_CHARS, clip, excerpt
 from generator.wording import label_problem
 from generator.safe_yaml import load_config_with_lines
 from generator.sandbox.config import SandboxConfig, validate_sandbox_block
@@ -25,6 +31,8 @@ from generator.sandbox.config import SandboxConfig, validate_sandbox_block
 CONFIG_NAME = "readout.yaml"
 PROJECT_KINDS = ("beir", "sandbox")
 TOP_KEYS = ("title", "kind", "data", "evaluate", "sandbox", "outputs")
+# The longest message a readout.yaml check may print (the file, line and key come before it).
+MAX_MESSAGE_CHARS = 200
 DEFAULT_DATA = {"beir": "data/scifact", "sandbox": "data"}
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -118,18 +126,23 @@ def load_project(project_dir: str | Path) -> Project:
         raise InputError(f"no {CONFIG_NAME} here: a project directory needs one (see README, 'Projects')",
                          path=display_path(root))
     with reading(config_path):
+        raw = config_path.read_bytes()
         try:
-            text = config_path.read_text(encoding="utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise InputError(f"not UTF-8 text (byte {error.start})", path=shown) from None
+            raise InputError(f"not UTF-8 text (byte {error.start:,} of the file, 0x{raw[error.start]:02x})",
+                             path=shown, line=raw.count(b"\n", 0, error.start) + 1) from None
         config, lines = load_config_with_lines(text, shown)
     try:
-        return _validated(root, config or {}, shown)
+        return _validated(root, config if config is not None else {}, shown)
     except InputError as error:
-        # Every check below names the key; the line is added here, once, from the document itself.
-        if error.path == shown and error.line is None and error.field:
-            raise InputError(error.reason, path=shown, line=lines.line(error.field), field=error.field) from None
-        raise
+        if error.path != shown:
+            raise
+        # Every check below names the key; the line is added here, once, from the document itself,
+        # and the key and the message are cut here, once, whichever module wrote them.
+        line = error.line if error.line is not None else lines.line(error.field)
+        field = clip(error.field, MAX_ECHO_CHARS) if error.field else error.field
+        raise InputError(clip(error.reason, MAX_MESSAGE_CHARS), path=shown, line=line, field=field) from None
 
 
 def _validated(root: Path, config: Any, shown: str) -> Project:
@@ -146,12 +159,35 @@ def _validated(root: Path, config: Any, shown: str) -> Project:
         raise InputError(problem, path=shown, field="title")
     kind = config["kind"]
     if kind not in PROJECT_KINDS:
-        raise InputError(f"unknown kind {kind!r}; choose one of {', '.join(PROJECT_KINDS)}", path=shown, field="kind")
+        raise InputError(f"unknown kind {excerpt(kind)}; choose one of {', '.join(PROJECT_KINDS)}", path=shown,
+                         field="kind")
     data = config.get("data", DEFAULT_DATA[kind])
-    if not isinstance(data, str) or not data.strip():
-        raise InputError("expected a directory path", path=shown, field="data")
+    if data is None or (isinstance(data, str) and not data.strip()):
+        # Never the working directory: an empty path would resolve to wherever the command runs.
+        raise InputError(f"empty; give the dataset directory, relative to the project (default "
+                         f"{DEFAULT_DATA[kind]!r} when the key is left out)", path=shown, field="data")
+    if not isinstance(data, str):
+        raise InputError(f"expected a directory path as text, found {_kind(data)}: {excerpt(data)}", path=shown,
+                         field="data")
+    if "\x00" in data:
+        raise InputError("a path cannot hold a NUL character", path=shown, field="data")
     outputs = parse_outputs(config["outputs"], shown) if config.get("outputs") is not None else None
     parameters, branches = validate_sandbox_block(config.get("sandbox"), shown)
     return Project(root=root, title=config["title"].strip(), kind=kind, data=data, outputs=outputs,
                    evaluate=validate_evaluate_block(config.get("evaluate"), shown),
                    sandbox_parameters=parameters, sandbox_branches=branches)
+
+
+def _kind(value: Any) -> str:
+    """What a YAML value is, as a message names it."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, str):
+        return "text"
+    return f"a {type(value).__name__}"

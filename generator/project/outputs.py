@@ -45,6 +45,7 @@ OUTPUT_DEFAULTS: dict[str, dict[str, str]] = {
 }
 OUTPUT_NAMES = ("teachback", "aar", "readout")
 OUTPUT_KEYS = ("file", "template", "sections", "table", "charts", "provenance")
+REPORT_SUFFIXES = (".html", ".htm", ".md")
 SECTION_KEYS = ("id", "title", "show")
 CHART_KINDS = ("quality_vs_time", "deltas")
 SECTION_BLOCKS = ("table", *CHART_KINDS, "provenance", "claims_by_kind", "decisions", "rerank_cost")
@@ -190,6 +191,10 @@ def _output(read: _Reader, name: str, raw: Any) -> OutputSpec:
     file = read.string(f"{where}.file", entry.get("file", OUTPUT_DEFAULTS[name]["file"]))
     if "/" in file or "\\" in file:
         raise read.error(f"{where}.file", "a file name inside outputs/, not a path")
+    if file.startswith(".") or not file.lower().endswith(REPORT_SUFFIXES) or len(file) > 100:
+        # A report never replaces results, run files, caches or a directory: only these suffixes.
+        raise read.error(f"{where}.file", f"a report file name ending in {', '.join(REPORT_SUFFIXES)} "
+                                          "(not hidden, at most 100 characters)")
     template = read.string(f"{where}.template", entry.get("template", OUTPUT_DEFAULTS[name]["template"]))
     charts = read.mapping(f"{where}.charts", entry.get("charts") or {}, CHART_KINDS)
     quality_vs_time = (_quality_vs_time(read, f"{where}.charts.quality_vs_time", charts["quality_vs_time"])

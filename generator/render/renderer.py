@@ -24,7 +24,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from generator.claims.checker import check_project
 from generator.claims.report import CheckReport, failure_lines
 from generator.errors import InputError
-from generator.fileio import atomic_write_text, display_path, reading, sha256_file
+from generator.fileio import display_path, reading, sha256_file, write_set
 from generator.project import Project
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.render import charts
@@ -211,6 +211,11 @@ def render_project(project: Project, *, draft: bool = False, check_only: bool = 
         outcome.stale = stale_outputs(outcome.rendered)
         return outcome
     for output in outcome.rendered:
-        atomic_write_text(output.path, output.text)
-        outcome.written.append((output.path, len(output.text.encode("utf-8"))))
+        if output.path.is_dir() or output.path.is_symlink():
+            raise InputError("is a directory or a link; a report is written as a plain file here",
+                             path=display_path(output.path))
+    # The outputs are one set: each is written in full before any replaces its predecessor.
+    encoded = [(output.path, output.text.encode("utf-8")) for output in outcome.rendered]
+    write_set(encoded)
+    outcome.written.extend((path, len(data)) for path, data in encoded)
     return outcome

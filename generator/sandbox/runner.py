@@ -15,12 +15,13 @@ import csv
 import io
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from generator import __version__
 from generator.errors import InputError
-from generator.evaluate.runfiles import QRELS_COPY_NAME, write_qrels, write_run
-from generator.fileio import atomic_write_json, atomic_write_text, display_path, reading, sha256_file
+from generator.evaluate.runfiles import QRELS_COPY_NAME, format_qrels, format_run
+from generator.fileio import display_path, dumps_json, reading, sha256_bytes, write_set
 from generator.results import seal
 from generator.sandbox.bm25 import TOKEN_PATTERN
 from generator.sandbox.config import SandboxConfig
@@ -139,37 +140,42 @@ def run_sandbox(config: SandboxConfig, *, report_visibility: bool = False) -> Sa
     if invalid:
         manifest["invalid_reasons"] = invalid
         manifest["recorded"] = recorded
-        atomic_write_json(manifest_path, manifest)
-        atomic_write_json(out / "results.json", {
-            "status": "invalid", "invalid_reasons": invalid,
-            "note": "no results are reported for an invalid run; document the change as a "
-                    "sandbox.branches entry in readout.yaml or restore the recorded input"})
+        write_set([(manifest_path, dumps_json(manifest).encode("utf-8")),
+                   (out / "results.json", dumps_json({
+                       "status": "invalid", "invalid_reasons": invalid,
+                       "note": "no results are reported for an invalid run; document the change as a "
+                               "sandbox.branches entry in readout.yaml or restore the recorded input"}).encode("utf-8"))])
         return SandboxOutcome(valid=False, invalid_reasons=invalid, funnel=funnel, manifest_path=manifest_path)
 
     result = run_pipeline(inputs, parameters)
     k = parameters["cutoff"]
+    # One set, results.json last: it records the sha256 of every other file (generator.fileio.write_set).
+    files: list[tuple[Path, bytes]] = []
     run_files = {}
     for name, relative in RUN_FILES.items():
-        written = write_run(out / relative, result.runs[name], name, separator="\t")
-        run_files[name] = {"path": relative, "sha256": sha256_file(written)}
-    qrels = write_qrels(out / "runs" / QRELS_COPY_NAME, inputs.qrels)
+        data = format_run(result.runs[name], name, separator="\t").encode("utf-8")
+        files.append((out / relative, data))
+        run_files[name] = {"path": relative, "sha256": sha256_bytes(data)}
+    qrels = format_qrels(inputs.qrels).encode("utf-8")
+    files.append((out / "runs" / QRELS_COPY_NAME, qrels))
     side_files = {
-        "topic_error_analysis.csv": atomic_write_text(out / "topic_error_analysis.csv",
-                                                      format_error_analysis(result.error_rows, k)),
-        "stage_boundary.json": atomic_write_json(out / "stage_boundary.json", result.stage_boundary),
-        "acquisition_funnel.json": atomic_write_json(out / "acquisition_funnel.json", result.results["funnel"]),
-        MANIFEST_NAME: atomic_write_json(manifest_path, manifest),
+        "topic_error_analysis.csv": format_error_analysis(result.error_rows, k).encode("utf-8"),
+        "stage_boundary.json": dumps_json(result.stage_boundary).encode("utf-8"),
+        "acquisition_funnel.json": dumps_json(result.results["funnel"]).encode("utf-8"),
+        MANIFEST_NAME: dumps_json(manifest).encode("utf-8"),
     }
+    files.extend((out / name, data) for name, data in side_files.items())
     evidence = {
         "inputs": hashed, "parameters": parameters, "query_ids": [topic["topic_id"] for topic in inputs.topics],
         "per_query_key": "per_topic", "metrics": {metric.name: metric.as_manifest() for metric in metrics_for(k)},
         "run_files": run_files,
-        "qrels_copy": {"path": f"runs/{QRELS_COPY_NAME}", "sha256": sha256_file(qrels), "queries": len(inputs.qrels),
+        "qrels_copy": {"path": f"runs/{QRELS_COPY_NAME}", "sha256": sha256_bytes(qrels), "queries": len(inputs.qrels),
                        "judgements": sum(len(grades) for grades in inputs.qrels.values()),
                        "format": "TREC qrels: query 0 document grade"},
-        "files": {name: sha256_file(path) for name, path in sorted(side_files.items())},
+        "files": {name: sha256_bytes(data) for name, data in sorted(side_files.items())},
     }
     results = seal({**result.results, "manifest": evidence}, writer=f"readout sandbox {__version__}")
-    atomic_write_json(out / "results.json", results)
+    files.append((out / "results.json", dumps_json(results).encode("utf-8")))
+    write_set(files)
     return SandboxOutcome(valid=True, result=result, accepted_changes=accepted, funnel=funnel,
                           manifest_path=manifest_path)

@@ -224,4 +224,4 @@ def test_evaluate_refuses_a_batch_size_below_one(tmp_path, small_dataset, capsys
     (project / "readout.yaml").write_text(f"title: t\nkind: beir\ndata: {small_dataset}\n", encoding="utf-8")
     assert main(["evaluate", str(project), *argv]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"{field}: expected a positive integer" in err
+    assert err.count("\n") == 1 and f"{field}: expected a positive integer up to 65,536" in err
