@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -80,6 +81,9 @@ def error_line(error: BaseException) -> str:
     elif isinstance(error, OSError) and error.strerror:
         detail = f"{error.strerror}{': ' + str(error.filename)[:100] if error.filename else ''}"
     prefix = f"{where}: " if where else ""
+    loop = re.match(r"Symlink loop from '(.*)'\Z", str(error)) if isinstance(error, RuntimeError) else None
+    if loop:   # Path.resolve on Python 3.11 reports a link cycle this way
+        return _one_line(f"Error: {display_path(loop.group(1))}: a symbolic link loop; remove or repoint the link")
     hint = " (run with --debug or READOUT_DEBUG=1 for the traceback)"
     if isinstance(error, OSError):   # a permission or a full disk is the user's to fix, not a bug
         return _one_line(f"Error: {prefix}{detail}")

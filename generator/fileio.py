@@ -148,7 +148,12 @@ def display_path(path: Path | str) -> str:
 def _display_path(path: str, cwd_text: str) -> str:
     target = Path(path)
     cwd = Path(cwd_text)
-    for candidate in (Path(os.path.abspath(target)), target.resolve()):
+    candidates = [Path(os.path.abspath(target))]
+    try:
+        candidates.append(target.resolve())
+    except (OSError, RuntimeError):   # a link loop (RuntimeError on Python 3.11): show it as given
+        pass
+    for candidate in candidates:
         try:
             return candidate.relative_to(cwd).as_posix()
         except ValueError:

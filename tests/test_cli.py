@@ -84,3 +84,38 @@ def test_a_permission_error_is_the_users_to_fix_and_says_which_file():
     error = PermissionError(13, "Permission denied", "outputs/readout.html")
     assert cli.error_line(error) == "Error: Permission denied: outputs/readout.html"
     assert exit_code_for(error) == 2
+
+
+def test_a_symbolic_link_loop_is_one_line_naming_the_link(tmp_path, monkeypatch, capsys):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "a"]) == 2
+    assert capsys.readouterr().err in ("Error: a: a symbolic link loop; remove or repoint the link\n",
+                                       "Error: b: a symbolic link loop; remove or repoint the link\n")
+
+
+def test_a_link_loop_inside_design_is_one_line_too(tmp_path, monkeypatch, capsys, repository):
+    import shutil
+
+    project = tmp_path / "l03"
+    shutil.copytree(repository / "examples" / "l03", project)
+    (project / "design" / "x").symlink_to(project / "design" / "y.md")
+    (project / "design" / "y.md").symlink_to(project / "design" / "x")
+    monkeypatch.chdir(project)
+    assert main(["check", "."]) == 2
+    assert capsys.readouterr().err in ("Error: design/x: a symbolic link loop; remove or repoint the link\n",
+                                       "Error: design/y.md: a symbolic link loop; remove or repoint the link\n")
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["evaluate", "--data", ""], "Error: readout evaluate: argument --data: empty path (see readout evaluate --help)"),
+    (["check", "--format", "xml"], "Error: readout check: argument --format: invalid choice: 'xml'"),
+    (["no-such-command"], "Error: readout: argument COMMAND: invalid choice: 'no-such-command'"),
+])
+def test_a_usage_error_is_one_line_with_exit_2(capsys, argv, expected):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(expected) and len(err) <= 301
