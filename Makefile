@@ -5,7 +5,11 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN = $(VENV)/bin
 
-.PHONY: demo test selftest bench clean-venv
+# The browser test opens the readout in Debian's Chromium (a test tool's own browser download
+# cannot work offline): `make test` installs it when it is missing and make runs as root.
+CHROMIUM ?= $(or $(READOUT_CHROMIUM),/usr/bin/chromium)
+
+.PHONY: demo test selftest bench clean-venv chromium
 
 $(BIN)/readout: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +22,17 @@ $(BIN)/readout: pyproject.toml
 demo: $(BIN)/readout
 	$(BIN)/readout build examples/l03
 
-test: $(BIN)/readout
+chromium:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	  else \
+	    echo "Chromium is missing at $(CHROMIUM): run 'sudo apt-get install -y chromium' (or set READOUT_CHROMIUM)" >&2; \
+	    exit 2; \
+	  fi; \
+	fi
+
+test: $(BIN)/readout chromium
 	$(BIN)/python -m pytest
 
 selftest: $(BIN)/readout

@@ -33,6 +33,7 @@ from generator.evaluate.options import (DEVICES, ENCODE_BATCH_SIZE, QUERY_SETS, 
                                         SKIP_RERANK_REASON)
 from generator.evaluate.selftest import MUTANT_NOTICE, run_checks
 from generator.fileio import display_path, dumps_json
+from generator.render.export import configure_export, run_export
 from generator.project import Project, load_project
 from generator.render.renderer import RenderOutcome, render_project
 from generator.sandbox.ceiling import compute_ceiling, format_text as format_ceiling, load_case, parse_case
@@ -468,6 +469,7 @@ COMMANDS: tuple[Command, ...] = (
     ("ceiling", "compute the oracle reranking ceiling", _configure_ceiling, _run_ceiling),
     ("cost", "measure a reranker's CPU cost by its shape (random weights, real pairs)", _configure_cost,
      _run_cost),
+    ("export", "export a report's rows table as CSV or a LaTeX booktabs table", configure_export, run_export),
 )
 
 

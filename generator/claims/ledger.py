@@ -11,7 +11,8 @@ File format (`claims/ledger.yaml`; JSON Schema in `claims/ledger.schema.json`)::
         text: "Hybrid reaches nDCG@5 {hybrid:.3f} against dense {dense:.3f}."
         status: active                   # active (default) | struck
         # strike_reason: "..."           # required when struck, refused otherwise
-        # strike_display: strike         # when struck: strike (shown struck through, default) | omit
+        # strike_display: withdrawn      # when struck: withdrawn (listed last with its reason, default) |
+        #                                # strike (struck through in place, never in the verdict) | omit
         sources:
           - design:
               document: decisions.md     # a file inside design/; no '..', no absolute path
@@ -68,7 +69,7 @@ LEDGER_VERSION = "1"
 OUTPUTS = OUTPUT_NAMES
 KINDS = ("factual", "causal", "evaluative", "performance", "recommendation")
 STATUSES = ("active", "struck")
-STRIKE_DISPLAYS = ("strike", "omit")
+STRIKE_DISPLAYS = ("withdrawn", "strike", "omit")
 
 TOP_FIELDS = ("version", "claims")
 CLAIM_FIELDS = ("id", "output", "section", "kind", "text", "status", "strike_reason", "strike_display",
@@ -404,7 +405,7 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
         if problem:
             raise InputError(f"claim {claim_id}: strike_reason is shown to readers as a label: {problem}",
                              path=path, line=fields["strike_reason"][0], field="strike_reason")
-        strike_display = strike_display or "strike"
+        strike_display = strike_display or "withdrawn"
         if strike_display not in STRIKE_DISPLAYS:
             raise InputError(f"claim {claim_id}: unknown strike_display {excerpt(strike_display)}; choose one of "
                              f"{_choices(STRIKE_DISPLAYS)}", path=path, line=fields["strike_display"][0],

@@ -1,18 +1,50 @@
 """Ranking metrics as pure functions: a per-query function and, where useful, a macro mean.
 
-Conventions (they differ between toolkits, so they are settled here):
-- Recall@k = |relevant in top k| / |relevant|; an empty relevant set scores 0.0.
-- nDCG@k, binary gain (the seed definition): DCG = sum over ranks r <= k of 1/log2(r + 1) for each
-  relevant document; the ideal DCG places min(k, |relevant|) relevant documents at the top,
-  whether or not the run retrieved them; 0.0 when the ideal is 0. This equals trec_eval's
-  ndcg_cut.k for binary judgements.
-- Graded nDCG@k (the sandbox and the ceiling): gain 2^rel - 1, discount log2(rank + 1), ideal from
-  the grades sorted in decreasing order.
+Pure Python (no numpy): the checker (generator.claims.rederive) imports this module and re-derives
+every figure from the metric definitions a results manifest declares.
+
+Conventions (they differ between toolkits, so they are settled here). For one query: d_1, d_2, ...
+is the ranking (distinct documents, best first; a document's rank is its position, so ties were
+already broken by whoever made the ranking); g(d) is d's grade in the judgements (an unjudged
+document has grade 0); R = {d : g(d) > 0} is the relevant set (trec_eval's default relevance
+level 1: grade >= 1, the same set for integer grades; zero and negative grades are not relevant);
+"top k" is d_1 .. d_min(k, n). A query the ranking does not cover scores 0 on every metric, and a
+mean is the plain mean over the evaluated queries (missing ones included, as `trec_eval -c`).
+
+- Recall@k (`recall@k`) = |R in top k| / |R|; 0 when R is empty. trec_eval: recall_k.
+- Precision@k (`P@k`) = |R in top k| / k, divided by k even when fewer than k documents were
+  ranked. trec_eval: P_k.
+- Reciprocal rank@k (`MRR@k`; its mean over queries is the MRR) = 1 / (rank of the first
+  relevant document) if that rank is <= k, else 0. trec_eval: recip_rank (no cutoff) on the
+  ranking truncated to its top k.
+- Average precision@k (`MAP@k`; its mean is the MAP) = (1 / |R|) * sum over ranks r <= k with
+  d_r in R of Precision@r; 0 when R is empty. The divisor is every relevant document, retrieved
+  or not (not min(k, |R|)). trec_eval: map_cut_k.
+- nDCG@k = DCG@k / IDCG@k; 0 when IDCG@k is 0. DCG@k = sum over r <= k of gain(g(d_r)) / log2(r + 1);
+  IDCG@k is the same sum over the k largest gains among all judged documents of the query,
+  retrieved or not. The gain is part of the metric's definition:
+  - `binary` (`nDCG@k`, the seed definition): gain 1 for a relevant document, else 0; so the ideal
+    places min(k, |R|) relevant documents at the top. Equal to trec_eval's ndcg_cut_k when every
+    relevant document has the same grade (binary judgements), not on graded judgements.
+  - `linear` (`nDCG@k:linear`): gain max(g, 0), the grade itself. Equal to trec_eval's ndcg_cut_k
+    on any judgements (trec_eval ignores zero and negative grades in the DCG and the ideal);
+    the gain ir_measures' and ranx's `nDCG@k` use too.
+  - `exponential` (`nDCG@k:exponential`): gain 2^g - 1 for g > 0, else 0 (Burges et al.; ranx's
+    ndcg_burges; the L03 sandbox and the ceiling). trec_eval's ndcg_cut_k gives the same on
+    judgements whose grades were rewritten to 2^g - 1.
+- Graded nDCG@k (`graded_ndcg_at_k`, the sandbox and the ceiling): the exponential gain above.
+
+Metrics by name (`metric_from_name`), case-insensitive: `recall@k` (`R@k`, `Recall@k`,
+trec_eval's `recall_k`), `P@k` (`precision@k`, `P_k`), `nDCG@k[:binary|:linear|:exponential]`
+(`ndcg_cut_k` is trec_eval's, so it means `nDCG@k:linear`), `MRR@k` (`RR@k`), `MAP@k` (`AP@k`,
+`map_cut_k`). Bare `nDCG@k` is binary: it keeps the meaning results.json has always given it,
+which differs from ir_measures' and ranx's `nDCG@k` on graded judgements (write `nDCG@k:linear`).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -62,6 +94,54 @@ def graded_ndcg_at_k(ranked: Sequence[str], grades: Mapping[str, int], k: int) -
 def graded_recall_at_k(ranked: Sequence[str], grades: Mapping[str, int], k: int) -> float:
     """Recall@k where the relevant set is every document with grade > 0."""
     return recall_at_k(ranked, {doc_id for doc_id, grade in grades.items() if grade > 0}, k)
+
+
+def precision_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
+    """|relevant in top k| / k (k even when fewer than k documents were ranked), as trec_eval's P_k."""
+    _check_cutoff(k)
+    relevant_set = set(relevant)
+    return sum(1 for doc_id in ranked[:k] if doc_id in relevant_set) / k
+
+
+def reciprocal_rank_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
+    """1 / rank of the first relevant document in the top k; 0.0 when none is there."""
+    _check_cutoff(k)
+    relevant_set = set(relevant)
+    for rank, doc_id in enumerate(ranked[:k], start=1):
+        if doc_id in relevant_set:
+            return 1.0 / rank
+    return 0.0
+
+
+def average_precision_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
+    """Sum of Precision@r over the ranks r <= k that hold a relevant document, divided by
+    |relevant| (all of them, retrieved or not); 0.0 for an empty relevant set. trec_eval's map_cut_k."""
+    _check_cutoff(k)
+    relevant_set = set(relevant)
+    if not relevant_set:
+        return 0.0
+    hits = 0
+    total = 0.0
+    for rank, doc_id in enumerate(ranked[:k], start=1):
+        if doc_id in relevant_set:
+            hits += 1
+            total += hits / rank
+    return total / len(relevant_set)
+
+
+def linear_ndcg_at_k(ranked: Sequence[str], grades: Mapping[str, int], k: int) -> float:
+    """nDCG@k with gain = grade (zero and negative grades gain nothing): DCG = sum grade / log2(rank + 1),
+    ideal from the positive grades sorted high to low. trec_eval's ndcg_cut_k on any judgements."""
+    _check_cutoff(k)
+    dcg = 0.0
+    for rank, doc_id in enumerate(ranked[:k], start=1):
+        grade = grades.get(doc_id, 0)
+        if grade > 0:
+            dcg += grade / math.log2(rank + 1)
+    ideal = 0.0
+    for rank, grade in enumerate(sorted((g for g in grades.values() if g > 0), reverse=True)[:k], start=1):
+        ideal += grade / math.log2(rank + 1)
+    return 0.0 if ideal == 0.0 else dcg / ideal
 
 
 def macro_mean(values: Iterable[float]) -> float:
@@ -122,10 +202,17 @@ def same_candidate_sets(before: Mapping[str, Sequence[str]], after: Mapping[str,
 class Metric:
     """One reported measure at one cutoff, named as results.json keys it (`nDCG@5`).
 
-    `measure` picks the definition above (`recall` or `ndcg`); `gain` says how a judgement counts:
-    `binary` (grade > 0 is relevant, every hit gains 1: the seed nDCG, equal to trec_eval's
-    ndcg_cut on binary judgements) or `exponential` (gain 2^grade - 1, the graded sandbox).
-    Recall is always binary: grade > 0 is relevant.
+    `measure` picks a definition of the module docstring: `recall` (Recall@k), `precision`
+    (Precision@k), `mrr` (reciprocal rank@k), `map` (average precision@k) or `ndcg` (nDCG@k).
+    `gain` says how a judgement counts in nDCG: `binary` (grade > 0 is relevant, every hit gains
+    1: the seed nDCG, equal to trec_eval's ndcg_cut on binary judgements), `linear` (gain = grade:
+    trec_eval's ndcg_cut on any judgements) or `exponential` (gain 2^grade - 1, the graded
+    sandbox). The other measures are binary only: grade > 0 is relevant.
+
+    `name` is free (the sandbox keys its exponential nDCG `nDCG@3`); `metric_from_name` builds a
+    Metric from the spellings trec_eval, ir_measures and ranx use, named by `canonical_name`.
+    The manifest entry `as_manifest()` is the whole definition: `from_manifest(name, entry)`
+    rebuilds an equal Metric.
     """
 
     name: str
@@ -138,12 +225,22 @@ class Metric:
             raise ValueError(f"unknown measure {self.measure!r}; choose one of {', '.join(MEASURES)}")
         if self.gain not in GAINS:
             raise ValueError(f"unknown gain {self.gain!r}; choose one of {', '.join(GAINS)}")
+        if self.measure != "ndcg" and self.gain != "binary":
+            raise ValueError(f"metric {self.name!r}: gain {self.gain!r} applies to ndcg only; "
+                             f"{self.measure} counts grade > 0 as relevant (gain binary)")
         _check_cutoff(self.cutoff)
+
+    @property
+    def canonical_name(self) -> str:
+        """The spelling `metric_from_name` gives this definition (`recall@5`, `nDCG@5:linear`)."""
+        return metric_name(self.measure, self.cutoff, self.gain)
 
     def per_query(self, ranked: Sequence[str], grades: Mapping[str, int]) -> float:
         """This metric for one query's ranking against its judgements (document -> grade)."""
         if self.measure == "ndcg" and self.gain == "exponential":
             return graded_ndcg_at_k(ranked, {d: g for d, g in grades.items() if g > 0}, self.cutoff)
+        if self.measure == "ndcg" and self.gain == "linear":
+            return linear_ndcg_at_k(ranked, grades, self.cutoff)
         relevant = {doc_id for doc_id, grade in grades.items() if grade > 0}
         return MEASURES[self.measure](ranked, relevant, self.cutoff)
 
@@ -158,8 +255,98 @@ class Metric:
         return cls(name, str(entry.get("measure")), entry.get("cutoff"), str(entry.get("gain", "binary")))  # type: ignore[arg-type]
 
 
-MEASURES = {"recall": recall_at_k, "ndcg": ndcg_at_k}
-GAINS = ("binary", "exponential")
+MEASURES = {"recall": recall_at_k, "ndcg": ndcg_at_k, "precision": precision_at_k, "mrr": reciprocal_rank_at_k,
+            "map": average_precision_at_k}
+GAINS = ("binary", "exponential", "linear")
+
+# The registry of names. Each measure's canonical prefix (the one results.json keys use) and the
+# prefixes accepted before `@k` (lower case; matching is case-insensitive), then trec_eval's own
+# measure names with their cutoff (`recall_5`, `ndcg_cut.10`) and the definition each one means.
+CANONICAL_PREFIXES = {"recall": "recall", "precision": "P", "ndcg": "nDCG", "mrr": "MRR", "map": "MAP"}
+NAME_PREFIXES = {"recall": "recall", "r": "recall", "p": "precision", "precision": "precision", "ndcg": "ndcg",
+                 "mrr": "mrr", "rr": "mrr", "map": "map", "ap": "map"}
+TREC_EVAL_NAMES = {"recall": ("recall", "binary"), "p": ("precision", "binary"), "ndcg_cut": ("ndcg", "linear"),
+                   "map_cut": ("map", "binary")}
+ACCEPTED_FORMS = ("recall@k (or R@k, recall_k), P@k (or precision@k, P_k), "
+                  "nDCG@k with an optional gain :binary (the default), :linear or :exponential (ndcg_cut_k is "
+                  "nDCG@k:linear), MRR@k (or RR@k), MAP@k (or AP@k, map_cut_k); k a positive integer, "
+                  "names case-insensitive")
+_AT_NAME = re.compile(r"([A-Za-z][A-Za-z0-9_]*)@([0-9]+)(?::([A-Za-z]+))?")
+_TREC_NAME = re.compile(r"([A-Za-z_]+?)[_.]([0-9]+)")
+
+
+def metric_name(measure: str, cutoff: int, gain: str = "binary") -> str:
+    """The canonical spelling of a definition: `recall@5`, `P@10`, `nDCG@5` (binary gain),
+    `nDCG@5:linear`, `nDCG@5:exponential`, `MRR@10`, `MAP@100`."""
+    if measure not in CANONICAL_PREFIXES:
+        raise ValueError(f"unknown measure {measure!r}; choose one of {', '.join(MEASURES)}")
+    if gain not in GAINS or (measure != "ndcg" and gain != "binary"):
+        raise ValueError(f"gain {gain!r} does not apply to {measure}; nDCG takes one of {', '.join(GAINS)}, "
+                         f"the other measures binary only")
+    _check_cutoff(cutoff)
+    suffix = "" if gain == "binary" else f":{gain}"
+    return f"{CANONICAL_PREFIXES[measure]}@{cutoff}{suffix}"
+
+
+def _parse_cutoff(name: str, digits: str) -> int:
+    if digits.startswith("0"):
+        raise ValueError(f"unknown metric name {name!r}: the cutoff must be a positive integer, written "
+                         f"without leading zeros; accepted forms: {ACCEPTED_FORMS}")
+    return int(digits)
+
+
+def metric_from_name(name: str) -> Metric:
+    """The Metric a name means, named by its canonical spelling (`metric_from_name("NDCG@10")`
+    is `Metric("nDCG@10", "ndcg", 10, "binary")`; `"ndcg_cut_10"` gives `nDCG@10:linear`).
+    ValueError names the name and the accepted forms."""
+    if not isinstance(name, str):
+        raise ValueError(f"a metric name must be a string, got {name!r}; accepted forms: {ACCEPTED_FORMS}")
+    at_form = _AT_NAME.fullmatch(name)
+    if at_form:
+        prefix, digits, gain = at_form.group(1).lower(), at_form.group(2), at_form.group(3)
+        if prefix not in NAME_PREFIXES:
+            raise ValueError(f"unknown metric name {name!r}: no measure is called {at_form.group(1)!r}; "
+                             f"accepted forms: {ACCEPTED_FORMS}")
+        measure = NAME_PREFIXES[prefix]
+        gain = "binary" if gain is None else gain.lower()
+        if gain == "graded":
+            raise ValueError(f"unknown metric name {name!r}: ':graded' is ambiguous; write ':linear' "
+                             f"(gain = grade, trec_eval's ndcg_cut) or ':exponential' (gain 2^grade - 1)")
+        if gain not in GAINS:
+            raise ValueError(f"unknown metric name {name!r}: unknown gain {at_form.group(3)!r}; "
+                             f"choose one of {', '.join(GAINS)}")
+        if measure != "ndcg" and gain != "binary":
+            raise ValueError(f"unknown metric name {name!r}: a gain applies to nDCG only; accepted forms: "
+                             f"{ACCEPTED_FORMS}")
+        cutoff = _parse_cutoff(name, digits)
+    else:
+        trec_form = _TREC_NAME.fullmatch(name)
+        if not trec_form or trec_form.group(1).lower() not in TREC_EVAL_NAMES:
+            hint = (" (trec_eval's recip_rank has no cutoff: write MRR@k)"
+                    if name.lower().startswith("recip_rank") else "")
+            raise ValueError(f"unknown metric name {name!r}{hint}; accepted forms: {ACCEPTED_FORMS}")
+        measure, gain = TREC_EVAL_NAMES[trec_form.group(1).lower()]
+        cutoff = _parse_cutoff(name, trec_form.group(2))
+    return Metric(metric_name(measure, cutoff, gain), measure, cutoff, gain)
+
+
+def metrics_from_names(names: Iterable[str]) -> tuple[Metric, ...]:
+    """The Metrics a list of names means, in order; ValueError for an empty list, an unknown name,
+    or two names of one definition (`R@5` and `recall@5`)."""
+    if isinstance(names, str):
+        raise ValueError(f"expected a list of metric names, got the single string {names!r}")
+    metrics: list[Metric] = []
+    seen: dict[str, str] = {}
+    for name in names:
+        metric = metric_from_name(name)
+        if metric.name in seen:
+            raise ValueError(f"metric names {seen[metric.name]!r} and {name!r} both mean {metric.name}")
+        seen[metric.name] = name
+        metrics.append(metric)
+    if not metrics:
+        raise ValueError(f"expected at least one metric name; accepted forms: {ACCEPTED_FORMS}")
+    return tuple(metrics)
+
 
 # What every BEIR row reports, and the metrics whose change over dense is reported.
 ROW_METRICS = (Metric("recall@5", "recall", 5), Metric("recall@50", "recall", 50), Metric("nDCG@5", "ndcg", 5))

@@ -112,6 +112,8 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
         **rerank_summary(hybrid, rerank.rankings if rerank else None, rerank.milliseconds if rerank else None,
                          query_ids),
         "rerank_cost": rerank_cost,
+        # The queries' own words, so a reader of the per-query table sees what was asked.
+        "query_texts": {q: dataset.queries[q] for q in query_ids},
         "runs": {row: f"{RUNS_DIR[options.query_set]}/{run_file_name(row)}" for row in rankings},
         "manifest": {
             "inputs": dataset.input_hashes,

@@ -1,15 +1,27 @@
 """Inline SVG charts drawn from results.json: nothing fetched, nothing invented.
 
+Honest by construction:
+
+- every bar sits on a labelled axis with ticks and units; quality on 0 to 1, changes on an axis
+  centred on zero, time on its own axis in milliseconds (logarithmic when the values span more
+  than two decades, so a 12 ms bar and a 100 s bar are both readable and in the right order);
+- a metric has one colour and one pattern in every chart (METRIC_STYLES, keyed by its name, not
+  by where readout.yaml happens to list it), so it is told apart without colour too;
+- the layout is in percentages of the width and the text in CSS pixels: at phone width a chart
+  narrows instead of being cropped or scaled into unreadable type;
+- a row that was not measured, or has no time, is a label saying so, never a bar; a time
+  measured by shape says so on its row; the latency budget, when a decision reads one, is a line.
+
 Every visible string goes through the renderer's door (`door.data` for values read from
 results.json, `labels` for registered words), so the orphan scan accounts for chart text too.
-A row that was not measured, or has no time, is drawn as a label saying so, never as a bar.
-
-Chart options live in readout.yaml under `outputs.<name>.charts` and arrive here validated
-(generator.project.outputs: QualityVsTimeChart, DeltasChart).
+Each chart is an `<svg role="img">` with a `<title>` and a `<desc>`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
+import re
 from typing import Any
 
 from markupsafe import Markup
@@ -18,150 +30,306 @@ from generator.project.outputs import DeltasChart, QualityVsTimeChart
 from generator.render.values import as_number, format_number
 from generator.results import MISSING, lookup
 
-PALETTE = ("#1f5fa8", "#c75c00", "#2e7d32", "#7b3fa0")
-WIDTH = 640
-ROW_LABEL_X = 4
-FONT = 12
+# One colour and one pattern per metric, wherever it is drawn. Others get a stable one by name.
+METRIC_STYLES: dict[str, tuple[str, str]] = {
+    "nDCG@5": ("#1f5fa8", "solid"), "recall@5": ("#b35900", "hatch"), "recall@50": ("#2e7d32", "dots"),
+    "nDCG@3": ("#1f5fa8", "solid"), "recall@3": ("#b35900", "hatch"), "recall@10": ("#2e7d32", "dots"),
+}
+_FALLBACK_COLOURS = ("#7b3fa0", "#8a6d00", "#00707a", "#a0325a")
+_FALLBACK_PATTERNS = ("cross", "hatch", "dots", "solid")
+TIME_COLOUR = "#57606a"
+# Horizontal layout, in percent of the chart's width.
+LABEL_END = 30.0        # row names left of this
+PLOT_START, PLOT_END = 32.0, 84.0
+ROW_GAP, BAR_H, BAR_GAP = 10, 14, 4
+LOG_SPAN = 100.0        # more than two decades between the smallest and largest time: log scale
 
 
-def _fmt(x: float) -> str:
-    """Coordinates: fixed precision so the SVG is byte-identical between runs."""
-    text = f"{x:.1f}"
-    return "0.0" if text == "-0.0" else text
+def metric_style(metric: str) -> tuple[str, str]:
+    """(colour, pattern) of a metric in every chart."""
+    if metric in METRIC_STYLES:
+        return METRIC_STYLES[metric]
+    index = int(hashlib.sha256(metric.encode("utf-8")).hexdigest(), 16)
+    return _FALLBACK_COLOURS[index % len(_FALLBACK_COLOURS)], _FALLBACK_PATTERNS[index % len(_FALLBACK_PATTERNS)]
 
 
-def _text(x: float, y: float, content: Any, *, anchor: str = "start", cls: str = "") -> str:
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "m"
+
+
+def _pct(x: float) -> str:
+    text = f"{x:.2f}"
+    return ("0.00" if text == "-0.00" else text) + "%"
+
+
+def _px(y: float) -> str:
+    return f"{y:.1f}"
+
+
+def _text(x: float, y: float, content: Any, *, anchor: str = "start", cls: str = "", dx: float = 0) -> str:
     klass = f' class="{cls}"' if cls else ""
-    return f'<text x="{_fmt(x)}" y="{_fmt(y)}" text-anchor="{anchor}"{klass}>{content}</text>'
+    shift = f' dx="{dx:g}"' if dx else ""
+    return f'<text x="{_pct(x)}" y="{_px(y)}"{shift} text-anchor="{anchor}"{klass}>{content}</text>'
 
 
-def _legend(metrics: tuple[str, ...], column_labels: dict[str, str], door, y: float, x: float = 150) -> list[str]:
-    parts = []
-    for index, metric in enumerate(metrics):
-        colour = PALETTE[index % len(PALETTE)]
-        parts.append(f'<rect x="{_fmt(x)}" y="{_fmt(y - 10)}" width="10" height="10" fill="{colour}"/>')
-        parts.append(_text(x + 14, y, door.data(column_labels.get(metric, metric))))
-        x += 110
+def _pattern_defs(chart_id: str, metrics: tuple[str, ...]) -> str:
+    defs = []
+    for metric in metrics:
+        colour, pattern = metric_style(metric)
+        pid = f"{chart_id}-{_slug(metric)}"
+        marks = {"solid": "",
+                 "hatch": '<path d="M-1 1L1 -1M0 6L6 0M5 7L7 5" stroke="#ffffff" stroke-width="1.6"/>',
+                 "dots": '<circle cx="3" cy="3" r="1.3" fill="#ffffff"/>',
+                 "cross": '<path d="M0 3H6M3 0V6" stroke="#ffffff" stroke-width="1.2"/>'}[pattern]
+        defs.append(f'<pattern id="{pid}" patternUnits="userSpaceOnUse" width="6" height="6">'
+                    f'<rect width="6" height="6" fill="{colour}"/>{marks}</pattern>')
+    return "<defs>" + "".join(defs) + "</defs>"
+
+
+def _fill(chart_id: str, metric: str) -> str:
+    return f"url(#{chart_id}-{_slug(metric)})"
+
+
+def _legend(chart_id: str, metrics: tuple[str, ...], column_labels: dict[str, str], door) -> str:
+    """The key, as HTML under the chart: wraps at any width, each swatch with its pattern."""
+    items = []
+    for metric in metrics:
+        swatch = (f'<svg class="swatch" width="14" height="14" aria-hidden="true">{_pattern_defs(chart_id + "-key", (metric,))}'
+                  f'<rect width="14" height="14" fill="{_fill(chart_id + "-key", metric)}"/></svg>')
+        items.append(f'<span class="key">{swatch}{door.data(column_labels.get(metric, metric))}</span>')
+    return '<p class="legend">' + "".join(items) + "</p>"
+
+
+def _svg(chart_id: str, title: Any, description: Any, height: float, body: list[str], defs: str = "") -> str:
+    return (f'<p class="chart-title" aria-hidden="true">{title}</p>'
+            f'<svg class="chart" width="100%" height="{_px(height)}" role="img" '
+            f'aria-labelledby="{chart_id}-title {chart_id}-desc">'
+            f'<title id="{chart_id}-title">{title}</title><desc id="{chart_id}-desc">{description}</desc>'
+            f'{defs}{"".join(body)}</svg>')
+
+
+def _x(value: float, low: float, high: float) -> float:
+    """A value's position on the plot, in percent."""
+    share = 0.0 if high == low else (value - low) / (high - low)
+    return PLOT_START + max(0.0, min(1.0, share)) * (PLOT_END - PLOT_START)
+
+
+def _axis(y: float, ticks: list[tuple[float, str]], low: float, high: float, title: Any, door,
+          *, scale=None) -> list[str]:
+    """A horizontal axis at y: its line, ticks with labels and its title."""
+    position = scale or (lambda value: _x(value, low, high))
+    parts = [f'<line x1="{_pct(PLOT_START)}" x2="{_pct(PLOT_END)}" y1="{_px(y)}" y2="{_px(y)}" class="axis"/>']
+    for value, text in ticks:
+        x = position(value)
+        parts.append(f'<line x1="{_pct(x)}" x2="{_pct(x)}" y1="{_px(y)}" y2="{_px(y + 4)}" class="axis"/>')
+        parts.append(_text(x, y + 17, door.data(text), anchor="middle", cls="tick"))
+    parts.append(_text((PLOT_START + PLOT_END) / 2, y + 34, title, anchor="middle", cls="note"))
     return parts
 
 
-def _svg(title_id: str, title: Any, height: float, body: list[str]) -> Markup:
-    head = (f'<svg class="chart" viewBox="0 0 {WIDTH} {_fmt(height)}" '
-            f'role="img" aria-labelledby="{title_id}"><title id="{title_id}">{title}</title>')
-    return Markup(head + "".join(body) + "</svg>")
+def _gridlines(top: float, bottom: float, ticks: list[float], position) -> list[str]:
+    return [f'<line x1="{_pct(position(value))}" x2="{_pct(position(value))}" y1="{_px(top)}" y2="{_px(bottom)}" '
+            f'class="grid"/>' for value in ticks]
 
 
-def quality_vs_time(rows: list[dict], results: dict, chart: QualityVsTimeChart, name_key: str,
-                    column_labels: dict[str, str], door, labels) -> Markup:
-    """Per row: quality bars (0 to 1) beside the row's p95 rerank time, or why it has none."""
+def _row_rule(y: float) -> str:
+    return f'<line x1="0%" x2="100%" y1="{_px(y)}" y2="{_px(y)}" class="rule"/>'
+
+
+# --- quality ---------------------------------------------------------------------------------
+
+
+def quality(rows: list[dict], chart: QualityVsTimeChart, name_key: str, column_labels: dict[str, str], door,
+            labels, chart_id: str = "chart-quality") -> Markup:
+    """Per row, one bar per metric on a 0 to 1 axis."""
     metrics = chart.metrics
-    time_row = chart.time_row
-    time_value = lookup(results, chart.time)
-    time_ms = as_number(time_value) if time_value is not MISSING else None
-    bar_x, bar_w = 150.0, 250.0
-    time_x, time_w = 470.0, 110.0
-    row_h = 18.0 * len(metrics) + 16
-    body = _legend(metrics, column_labels, door, 16)
-    body.append(_text(time_x, 16, labels.p95_rerank_time_ms))
-    y = 34.0
+    ticks = [0.0, 0.25, 0.5, 0.75, 1.0]
+    body: list[str] = []
+    y = 8.0
+    row_h = len(metrics) * (BAR_H + BAR_GAP) + ROW_GAP
+    body += _gridlines(y, y + row_h * len(rows), ticks, lambda v: _x(v, 0, 1))
     for row in rows:
         name = str(row.get(name_key, "?"))
         measured = row.get("measured", True) is not False
-        body.append(f'<line x1="0" x2="{WIDTH}" y1="{_fmt(y - 4)}" y2="{_fmt(y - 4)}" class="rule"/>')
-        body.append(_text(ROW_LABEL_X, y + 14, door.data(name), cls="row"))
-        body.append(f'<line x1="{_fmt(bar_x)}" x2="{_fmt(bar_x)}" y1="{_fmt(y)}" y2="{_fmt(y + row_h - 8)}" '
-                    f'class="axis"/>')
-        if not measured:
-            body.append(_text(bar_x + 6, y + 14, labels.not_measured, cls="missing"))
-        else:
-            for index, metric in enumerate(metrics):
-                value = as_number(row.get(metric))
-                top = y + 18.0 * index + 2
-                if value is None:
-                    body.append(_text(bar_x + 6, top + 11, labels.not_measured, cls="missing"))
-                    continue
-                width = max(0.0, min(1.0, value)) * bar_w
-                colour = PALETTE[index % len(PALETTE)]
-                body.append(f'<rect x="{_fmt(bar_x)}" y="{_fmt(top)}" width="{_fmt(width)}" height="13" '
-                            f'fill="{colour}"/>')
-                body.append(_text(bar_x + width + 4, top + 11, door.data(format_number(value, ".3f"))))
-        if name != time_row:
-            body.append(_text(time_x, y + 14, labels.no_rerank_step, cls="missing"))
-        elif not measured or time_ms is None:
-            body.append(_text(time_x, y + 14, labels.not_measured, cls="missing"))
-        else:
-            body.append(f'<rect x="{_fmt(time_x)}" y="{_fmt(y + 2)}" width="{_fmt(time_w * 0.8)}" height="13" '
-                        f'class="time"/>')
-            body.append(_text(time_x + time_w * 0.8 + 4, y + 13, door.data(format_number(time_ms, ".1f"))))
+        body.append(_text(0, y + BAR_H - 2, door.data(name), cls="row"))
+        for index, metric in enumerate(metrics):
+            top = y + index * (BAR_H + BAR_GAP)
+            value = as_number(row.get(metric)) if measured else None
+            if value is None:
+                if index == 0:
+                    body.append(_text(PLOT_START, top + BAR_H - 2, labels.not_measured, cls="missing", dx=4))
+                continue
+            width = max(0.0, min(1.0, value)) * (PLOT_END - PLOT_START)
+            body.append(f'<rect x="{_pct(PLOT_START)}" y="{_px(top)}" width="{_pct(width)}" height="{BAR_H}" '
+                        f'fill="{_fill(chart_id, metric)}"><title>{door.data(name)} {door.data(column_labels.get(metric, metric))}</title></rect>')
+            body.append(_text(PLOT_START + width, top + BAR_H - 2, door.data(format_number(value, ".3f")), dx=4))
         y += row_h
-    return _svg("chart-quality-vs-time", labels.chart_quality_vs_time, y + 4, body)
+        body.append(_row_rule(y - ROW_GAP / 2))
+    body += _axis(y, [(t, format_number(t, ".2f")) for t in ticks], 0.0, 1.0, labels.axis_score, door)
+    svg = _svg(chart_id, labels.chart_quality, labels.chart_quality_desc, y + 42, body,
+               _pattern_defs(chart_id, metrics))
+    return Markup(svg + _legend(chart_id, metrics, column_labels, door))
+
+
+# --- time ------------------------------------------------------------------------------------
+
+
+def _nice_ticks(high: float) -> list[float]:
+    """0 and about four round steps up to at least `high` (linear time axis)."""
+    if high <= 0:
+        return [0.0, 1.0]
+    step = 10 ** math.floor(math.log10(high / 4))
+    for factor in (1, 2, 2.5, 5, 10):
+        if high / (step * factor) <= 4:
+            step *= factor
+            break
+    count = math.ceil(high / step)
+    return [step * i for i in range(count + 1)]
+
+
+def _time_cost(results: dict, path: str) -> tuple[float | None, str]:
+    """The time value and how it was measured ("measured", "measured by shape", "not measured")."""
+    value = lookup(results, path)
+    number = as_number(value) if value is not MISSING else None
+    block = results.get(path.split(".")[0]) if "." in path else None
+    how = block.get("cost") if isinstance(block, dict) and isinstance(block.get("cost"), str) else "measured"
+    if number is None or (isinstance(block, dict) and block.get("measured") is False):
+        return None, "not measured"
+    return number, how
+
+
+def time(rows: list[dict], results: dict, chart: QualityVsTimeChart, name_key: str, door, labels,
+         budget: float | None = None, chart_id: str = "chart-time") -> Markup:
+    """Each row's p95 time per query on a millisecond axis of its own (log above two decades),
+    with the latency budget as a line when a decision reads one."""
+    time_ms, how = _time_cost(results, chart.time)
+    values = [v for v in (time_ms, budget) if v is not None and v > 0]
+    use_log = len(values) >= 2 and max(values) / min(values) > LOG_SPAN
+    if use_log:
+        low_exp = math.floor(math.log10(min(values)))
+        high_exp = math.ceil(math.log10(max(values)))
+        high_exp = max(high_exp, low_exp + 1)
+        ticks = [10.0 ** e for e in range(low_exp, high_exp + 1)]
+
+        def position(value: float) -> float:
+            return _x(math.log10(max(value, ticks[0])), low_exp, high_exp)
+    else:
+        ticks = _nice_ticks(max(values) if values else 1.0)
+
+        def position(value: float) -> float:
+            return _x(value, 0.0, ticks[-1])
+    body: list[str] = []
+    y = 24.0 if budget is not None and budget > 0 else 8.0   # room for the budget's label
+    row_h = BAR_H + BAR_GAP + ROW_GAP
+    drawn_rows = [row for row in rows if str(row.get(name_key, "?")) == chart.time_row] + \
+                 [row for row in rows if str(row.get(name_key, "?")) != chart.time_row]
+    body += _gridlines(y, y + row_h * len(drawn_rows), ticks, position)
+    for row in drawn_rows:
+        name = str(row.get(name_key, "?"))
+        body.append(_text(0, y + BAR_H - 2, door.data(name), cls="row"))
+        if name != chart.time_row:
+            body.append(_text(PLOT_START, y + BAR_H - 2, labels.no_rerank_step, cls="missing", dx=4))
+        elif time_ms is None:
+            body.append(_text(PLOT_START, y + BAR_H - 2, labels.not_measured, cls="missing", dx=4))
+        else:
+            end = position(time_ms)
+            body.append(f'<rect x="{_pct(PLOT_START)}" y="{_px(y)}" width="{_pct(end - PLOT_START)}" '
+                        f'height="{BAR_H}" fill="{TIME_COLOUR}" class="time"/>')
+            shown = [door.data(format_number(time_ms, ",.0f" if time_ms >= 100 else ".1f"))]
+            if how == "measured by shape":
+                shown.append(labels.time_by_shape)
+            body.append(_text(PLOT_START, y + BAR_H + 14, door.join(shown, " "), cls="value"))
+            y += 16
+        y += row_h
+        body.append(_row_rule(y - ROW_GAP / 2))
+    if budget is not None and budget > 0:
+        x = position(budget)
+        body.append(f'<line x1="{_pct(x)}" x2="{_pct(x)}" y1="18" y2="{_px(y)}" class="budget"/>')
+        body.append(_text(x, 13, door.join([labels.budget_line, door.data(format_number(budget, ",.0f"))]),
+                          anchor="middle", cls="budget"))
+    tick_text = [(t, format_number(t, ",.0f") if t >= 1 else format_number(t, "g")) for t in ticks]
+    axis_title = labels.axis_time_log if use_log else labels.axis_time
+    body += _axis(y, tick_text, 0, 1, axis_title, door, scale=position)
+    svg = _svg(chart_id, labels.chart_time, labels.chart_time_desc, y + 42, body)
+    return Markup(svg)
+
+
+# --- changes over the baseline ---------------------------------------------------------------
+
+
+def _symmetric_ticks(extent: float) -> list[float]:
+    top = _nice_ticks(extent)[-1]
+    return [-top, -top / 2, 0.0, top / 2, top]
 
 
 def deltas(rows: list[dict], chart: DeltasChart, name_key: str, column_labels: dict[str, str], door,
-           labels) -> Markup:
-    """Signed change over the baseline per row and metric, with 95% interval whiskers if present."""
+           labels, method: str | None = None, chart_id: str = "chart-deltas") -> Markup:
+    """Signed change over the baseline per row and metric, on an axis centred on zero, with the
+    paired interval as whiskers when the results hold one (its method named under the chart)."""
     metrics = chart.metrics
-    baseline = chart.baseline
-    delta_key = chart.delta
-    interval_key = chart.interval
     drawn = []
     extent = 0.0
     for row in rows:
         name = str(row.get(name_key, "?"))
-        if name == baseline:
+        if name == chart.baseline:
             continue
         measured = row.get("measured", True) is not False
         values = []
         for metric in metrics:
-            delta = as_number(row.get(delta_key.format(metric=metric))) if measured else None
+            delta = as_number(row.get(chart.delta.format(metric=metric))) if measured else None
             low = high = None
-            if interval_key and delta is not None:
-                bounds = lookup(row, interval_key.format(metric=metric))
-                if isinstance(bounds, dict) and bounds is not MISSING:
+            if chart.interval and delta is not None:
+                bounds = lookup(row, chart.interval.format(metric=metric))
+                if isinstance(bounds, dict):
                     low, high = as_number(bounds.get("ci95_low")), as_number(bounds.get("ci95_high"))
                     if low is None or high is None:
                         low = high = None
             values.append((metric, delta, low, high))
             extent = max([extent] + [abs(v) for v in (delta, low, high) if v is not None])
         drawn.append((name, measured, values))
-    extent = extent or 0.01
-    centre, half = 275.0, 135.0
-    scale = half / extent
-    value_x = 425.0
-    row_h = 18.0 * len(metrics) + 16
-    body = _legend(metrics, column_labels, door, 16)
-    body.append(_text(value_x, 16, door.join([labels.change_over, door.data(baseline)])))
-    y = 34.0
-    top_y = y
+    ticks = _symmetric_ticks(extent or 0.01)
+    top_tick = ticks[-1]
+
+    def position(value: float) -> float:
+        return _x(value, -top_tick, top_tick)
+    body: list[str] = []
+    y = 8.0
+    line_h = BAR_H + BAR_GAP + 16    # the bar, then its value on a line of its own: never cropped
+    row_h = len(metrics) * line_h + ROW_GAP
+    first = y
+    body += _gridlines(y, y + row_h * len(drawn), ticks, position)
     for name, measured, values in drawn:
-        body.append(f'<line x1="0" x2="{WIDTH}" y1="{_fmt(y - 4)}" y2="{_fmt(y - 4)}" class="rule"/>')
-        body.append(_text(ROW_LABEL_X, y + 14, door.data(name), cls="row"))
+        body.append(_text(0, y + BAR_H - 2, door.data(name), cls="row"))
         if not measured:
-            body.append(_text(centre + 6, y + 14, labels.not_measured, cls="missing"))
-            y += row_h
-            continue
-        for index, (_metric, delta, low, high) in enumerate(values):
-            top = y + 18.0 * index + 2
+            body.append(_text(PLOT_START, y + BAR_H - 2, labels.not_measured, cls="missing", dx=4))
+        for index, (metric, delta, low, high) in enumerate(values if measured else []):
+            top = y + index * line_h
             if delta is None:
-                body.append(_text(centre + 6, top + 11, labels.not_measured, cls="missing"))
+                body.append(_text(PLOT_START, top + BAR_H - 2, labels.not_measured, cls="missing", dx=4))
                 continue
-            colour = PALETTE[index % len(PALETTE)]
-            x0, x1 = sorted((centre, centre + delta * scale))
-            body.append(f'<rect x="{_fmt(x0)}" y="{_fmt(top)}" width="{_fmt(x1 - x0)}" height="13" '
-                        f'fill="{colour}"/>')
+            x0, x1 = sorted((position(0.0), position(delta)))
+            body.append(f'<rect x="{_pct(x0)}" y="{_px(top)}" width="{_pct(x1 - x0)}" height="{BAR_H}" '
+                        f'fill="{_fill(chart_id, metric)}"/>')
             shown = [door.data(format_number(delta, "+.3f"))]
             if low is not None and high is not None:
-                lx, hx = centre + low * scale, centre + high * scale
-                mid = top + 6.5
-                body.append(f'<path d="M{_fmt(lx)} {_fmt(mid)}H{_fmt(hx)}M{_fmt(lx)} {_fmt(top + 1)}V{_fmt(top + 12)}'
-                            f'M{_fmt(hx)} {_fmt(top + 1)}V{_fmt(top + 12)}" class="whisker"/>')
+                lx, hx, mid = position(low), position(high), top + BAR_H / 2
+                body.append(f'<line x1="{_pct(lx)}" x2="{_pct(hx)}" y1="{_px(mid)}" y2="{_px(mid)}" class="whisker"/>')
+                for end in (lx, hx):
+                    body.append(f'<line x1="{_pct(end)}" x2="{_pct(end)}" y1="{_px(top + 1)}" y2="{_px(top + BAR_H - 1)}" '
+                                f'class="whisker"/>')
                 shown.append(door.interval(door.data(format_number(low, "+.3f")),
                                            door.data(format_number(high, "+.3f"))))
-            body.append(_text(value_x, top + 11, door.join(shown, " ")))
-        y += row_h
-    body.append(f'<line x1="{_fmt(centre)}" x2="{_fmt(centre)}" y1="{_fmt(top_y - 4)}" y2="{_fmt(y - 4)}" '
-                f'class="zero"/>')
-    if interval_key:
-        body.append(_text(ROW_LABEL_X, y + 12, labels.whiskers_ci95, cls="note"))
-        y += 16
-    return _svg("chart-deltas", labels.chart_deltas, y + 4, body)
+            body.append(_text(PLOT_START, top + BAR_H + 14, door.join(shown, " "), cls="value"))
+        y += row_h if measured else BAR_H + BAR_GAP + ROW_GAP
+        body.append(_row_rule(y - ROW_GAP / 2))
+    zero = position(0.0)
+    body.append(f'<line x1="{_pct(zero)}" x2="{_pct(zero)}" y1="{_px(first - 4)}" y2="{_px(y)}" class="zero"/>')
+    body += _axis(y, [(t, format_number(t, "+.2f") if t else "0") for t in ticks], 0, 1,
+                  door.join([labels.change_over, door.data(chart.baseline)]), door, scale=position)
+    svg = _svg(chart_id, labels.chart_deltas, labels.chart_deltas_desc, y + 42, body,
+               _pattern_defs(chart_id, metrics))
+    note = ""
+    if chart.interval:
+        parts = [labels.whiskers_ci95] + ([door.data(method)] if method else [])
+        note = f'<p class="figure-note">{door.join(parts, ", ")}</p>'
+    return Markup(svg + _legend(chart_id, metrics, column_labels, door) + note)

@@ -32,8 +32,8 @@ from generator.render.doors import HtmlDoor, MarkdownDoor
 from generator.render.labels import LABELS_NAME, Labels, load_labels
 from generator.render.orphans import Orphan, scan
 from generator.render.stamps import STAMP_NAME, Rendered, stale_outputs, stamp_text, template_hashes
-from generator.render.views import (SectionView, anchor, claim_views, claims_by_kind, decisions_view, provenance_view,
-                                    rerank_cost_view, table_view)
+from generator.render.views import (SectionView, anchor, claim_views, claims_by_kind, decisions_view,
+                                    per_query_view, provenance_view, rerank_cost_view, table_view)
 from generator.results import RESULTS_NAME, Results, lookup, read_results
 
 
@@ -69,6 +69,7 @@ def render_outputs(project: Project, report: CheckReport, *, draft: bool = False
     flagged = draft and not report.ok
     first_draft = report.first_draft
 
+    queries_by_file = _queries_by_file(project, report, results)
     rendered = []
     for spec in specs.values():
         door = HtmlDoor() if spec.is_html else MarkdownDoor()
@@ -82,7 +83,8 @@ def render_outputs(project: Project, report: CheckReport, *, draft: bool = False
             "config_sha256": config_hash,
             "templates_sha256": hashes,
         }
-        claims = claim_views(spec, report, door, labels, draft)
+        claims, withdrawn = claim_views(spec, report, door, labels, draft, queries_by_file,
+                                        "verdict" if "verdict" in spec.section_ids else None)
         sections = [SectionView(s.id, anchor("section-", s.id), labels[f"section:{s.id}"], s.show, claims[s.id])
                     for s in spec.sections]
         context = {
@@ -93,9 +95,12 @@ def render_outputs(project: Project, report: CheckReport, *, draft: bool = False
             "draft": flagged,
             "trace": {"current": door.data(f"{report.untraceable}/{report.total}"),
                       "first_draft": door.data(f"{first_draft[0]}/{first_draft[1]}") if first_draft
-                      else labels.not_recorded},
+                      else labels.not_recorded,
+                      "withdrawn": door.data(f"{report.struck}/{report.total}")},
+            "withdrawn": withdrawn,
+            "per_query": per_query_view(results.data, door),
             "table": table_view(spec.table, results.data, door, labels) if spec.table else None,
-            "charts": _charts(spec, results.data, door, labels) if spec.is_html else {},
+            "charts": _charts(spec, results.data, door, labels, _budget(report)) if spec.is_html else {},
             "provenance": provenance_view(spec, report, results.data, results_hashes, hashes, config_hash, door,
                                           labels),
             "claims_by_kind": claims_by_kind(report, door),
@@ -116,6 +121,16 @@ def render_outputs(project: Project, report: CheckReport, *, draft: bool = False
             marked += "\n"
         rendered.append(Rendered(spec.name, project.outputs_dir / spec.file, marked, stamp))
     return rendered
+
+
+def _queries_by_file(project: Project, report: CheckReport, results: Results) -> dict[str, Any]:
+    """How many queries each cited results file was measured on, for the source notes."""
+    counts = {RESULTS_NAME: results.data.get("queries")}
+    for name in report.inputs_sha256:
+        if name not in counts and (project.outputs_dir / name).is_file():
+            with reading(project.outputs_dir / name):
+                counts[name] = read_results(project.outputs_dir / name, name).data.get("queries")
+    return counts
 
 
 def _budget(report: CheckReport) -> float | None:
@@ -153,17 +168,20 @@ def _flags(report: CheckReport, door, labels: Labels) -> list[Any]:
     return flags
 
 
-def _charts(spec: OutputSpec, results: dict, door, labels: Labels) -> dict[str, Any]:
+def _charts(spec: OutputSpec, results: dict, door, labels: Labels, budget: float | None) -> dict[str, Any]:
     table = spec.table or TableSpec()
     rows = lookup(results, table.rows)
     rows = rows if isinstance(rows, list) else []
     column_labels = {c.key: c.label for c in table.columns if c.key}
     drawn = {}
     if spec.quality_vs_time is not None:
-        drawn["quality_vs_time"] = charts.quality_vs_time(rows, results, spec.quality_vs_time, table.name,
-                                                          column_labels, door, labels)
+        drawn["quality_vs_time"] = (
+            charts.quality(rows, spec.quality_vs_time, table.name, column_labels, door, labels)
+            + charts.time(rows, results, spec.quality_vs_time, table.name, door, labels, budget))
     if spec.deltas is not None:
-        drawn["deltas"] = charts.deltas(rows, spec.deltas, table.name, column_labels, door, labels)
+        method = lookup(results, "manifest.uncertainty.interval.kind")
+        drawn["deltas"] = charts.deltas(rows, spec.deltas, table.name, column_labels, door, labels,
+                                        method if isinstance(method, str) else None)
     return drawn
 
 

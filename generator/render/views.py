@@ -12,6 +12,8 @@ from generator.errors import InputError
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.wording import data_text_problem
 from generator.render.labels import Labels
+from generator.claims.design import reduce_markdown
+from generator.render.sources import design_quote, measured_sentence, short_value
 from generator.render.values import format_number, raw_json
 from generator.results import MISSING, RESULTS_NAME, lookup
 
@@ -41,52 +43,85 @@ def anchor(prefix: str, text: str) -> str:
     return prefix + re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")
 
 
-def evidence_notes(result: ClaimResult, door, labels: Labels) -> list[Any]:
+def evidence_notes(result: ClaimResult, door, labels: Labels, queries_by_file: dict[str, Any]) -> list[dict]:
+    """Each source as a sentence for people first ("from results.json: hybrid nDCG@5 on 20
+    queries = 0.6285, shown as 0.629") and the exact place to look it up second."""
     notes = []
     for evidence in result.evidence:
         if evidence.kind == "design":
-            parts = [labels.source_design, door.code(evidence.document or ""),
-                     labels.line, door.data("?" if evidence.line is None else evidence.line)]
+            where = [labels.from_design, door.code(evidence.document or ""), labels.line,
+                     door.data("?" if evidence.line is None else evidence.line)]
             if evidence.heading:
-                parts += [labels.section_sign, door.data(evidence.heading)]
-            notes.append(door.join([door.join(parts), door.quote(evidence.quote or "")], ": "))
+                where += [labels.section_sign, door.data(reduce_markdown(evidence.heading))]
+            notes.append({"say": door.join([door.join(where), door.quote(design_quote(evidence))], ": "),
+                          "raw": None})
+        elif evidence.kind == "decision":
+            decision = evidence.value if isinstance(evidence.value, dict) else {}
+            say = [labels.from_decision, door.data(decision.get("decision", "?")), labels.trigger_word,
+                   door.data(decision.get("state", "?")), door.data(decision.get("outcome", ""))]
+            raw = [door.code(evidence.document or ""), labels.line,
+                   door.data("?" if evidence.line is None else evidence.line), door.code(evidence.predicate or "")]
+            notes.append({"say": door.join(say), "raw": door.join(raw)})
         else:
-            parts = [labels.source_measured, door.code(evidence.file or RESULTS_NAME),
-                     door.code(evidence.path or ""), labels.raw_value, door.code(raw_json(evidence.value))]
-            if evidence.formatted is not None and str(evidence.formatted) != raw_json(evidence.value):
-                parts += [labels.shown_as, door.data(evidence.formatted)]
-            notes.append(door.join(parts))
+            file = evidence.file or RESULTS_NAME
+            say = [labels.from_results, door.join([door.code(file), door.data(":")], ""),
+                   door.data(measured_sentence(evidence, queries_by_file.get(file)))]
+            shown = evidence.value if isinstance(evidence.value, str) else short_value(evidence.value)
+            if evidence.formatted is not None and str(evidence.formatted) != shown:
+                say = [door.join(say), labels.shown_as, door.data(evidence.formatted)]
+            notes.append({"say": door.join(say), "raw": door.join([labels.path_word, door.code(evidence.path or "")])})
     return notes
 
 
-def claim_views(spec: OutputSpec, report: CheckReport, door, labels: Labels, draft: bool) -> dict[str, list[ClaimView]]:
-    """Each section's claims in ledger order, numbered across the output; omitted strikes skipped."""
+@dataclass
+class Withdrawn:
+    text: Any
+    reason: Any
+    anchor: str
+
+
+def claim_views(spec: OutputSpec, report: CheckReport, door, labels: Labels, draft: bool,
+                queries_by_file: dict[str, Any], verdict_section: str | None
+                ) -> tuple[dict[str, list[ClaimView]], list[Withdrawn]]:
+    """Each section's claims in ledger order, numbered across the output, and the withdrawn
+    (struck) claims: listed at the end by default, inline where the ledger asks for it
+    (`strike_display: strike`) except in the verdict, which holds conclusions only; `omit` drops
+    a struck claim from the reports."""
     by_section: dict[str, list[ClaimResult]] = {section.id: [] for section in spec.sections}
     for result in report.results:
         if result.claim.output == spec.name and result.claim.section in by_section:
             by_section[result.claim.section].append(result)
     views: dict[str, list[ClaimView]] = {}
+    withdrawn: list[Withdrawn] = []
     number = 0
     for section in spec.sections:
         views[section.id] = []
         for result in by_section[section.id]:
             claim = result.claim
-            if claim.struck and (claim.strike_display or "strike") == "omit":
-                continue
+            if claim.struck:
+                display = claim.strike_display or "withdrawn"
+                if display == "omit":
+                    continue
+                if display != "strike" or section.id == verdict_section:
+                    withdrawn.append(Withdrawn(door.claim(result.rendered_text or claim.text),
+                                               door.data(claim.strike_reason or ""), anchor("claim-", claim.id)))
+                    continue
             number += 1
             notes = []
             if claim.struck:
-                notes.append(door.join([labels.struck, door.data(claim.strike_reason or "")], ": "))
+                notes.append({"say": door.join([labels.struck, door.data(claim.strike_reason or "")], ": "),
+                              "raw": None})
             flag = draft and not claim.struck and not result.traceable
             if flag:
-                notes.append(door.join([labels.untraceable,
-                                        door.join([door.data(r) for r in result.reasons], "; ")], ": "))
-            notes.extend(evidence_notes(result, door, labels))
+                notes.append({"say": door.join([labels.untraceable,
+                                                door.join([door.data(r) for r in result.reasons], "; ")], ": "),
+                              "raw": None})
+            notes.extend(evidence_notes(result, door, labels, queries_by_file))
             views[section.id].append(ClaimView(
                 id=claim.id, anchor=anchor("claim-", claim.id), note_anchor=anchor("note-", claim.id),
                 number=door.data(number), text=door.claim(result.rendered_text or claim.text), struck=claim.struck,
                 flag=flag, notes=notes))
-    return views
+    return views, withdrawn
 
 
 def _table_word(value: object, where: str) -> str:
@@ -165,7 +200,8 @@ def provenance_view(spec: OutputSpec, report: CheckReport, results: dict, result
     for role in sorted(models):
         info = models[role]
         if isinstance(info, dict):
-            for key in sorted(info):
+            # Where the weights sit on the machine that ran says nothing about what ran: no paths.
+            for key in sorted(key for key in info if key != "path"):
                 model_rows.append((f"{role}.{key}", info[key]))
         else:
             model_rows.append((role, info))
@@ -258,3 +294,50 @@ def rerank_cost_view(results: dict, door, labels: Labels, budget: float | None) 
     if budget is not None:
         rows.append((labels.cost_budget, door.data(format_number(budget, ",.0f"))))
     return {"status": status.replace(" ", "-"), "quality": quality.replace(" ", "-"), "rows": rows}
+
+
+def per_query_view(results: dict, door, baseline: str = "dense") -> dict | None:
+    """Every query of the sample with each measured row's nDCG@5 and Recall@5 (the change over the
+    baseline beside them) and the candidate diagnosis, the queries with the largest change first."""
+    per_query = results.get("per_query")
+    table = results.get("table")
+    query_ids = results.get("manifest", {}).get("query_ids") if isinstance(results.get("manifest"), dict) else None
+    if not isinstance(per_query, dict) or not isinstance(table, list) or not isinstance(query_ids, list):
+        return None
+    rows = [row["search"] for row in table if isinstance(row, dict) and row.get("measured", True) is not False
+            and row.get("search") in per_query]
+    metrics = [name for name in ("nDCG@5", "recall@5")
+               if all(isinstance(per_query[row].get(q, {}).get(name), (int, float)) for row in rows for q in query_ids)]
+    if not rows or not metrics:
+        return None
+    texts = results.get("query_texts") if isinstance(results.get("query_texts"), dict) else {}
+    diagnosis = results.get("diagnosis") if isinstance(results.get("diagnosis"), dict) else {}
+
+    def change(row: str, query: str, metric: str) -> float:
+        if row == baseline or baseline not in per_query:
+            return 0.0
+        return float(per_query[row][query][metric]) - float(per_query[baseline][query][metric])
+
+    order = sorted(range(len(query_ids)), key=lambda i: (-max(abs(change(r, query_ids[i], metrics[0])) for r in rows), i))
+    view_rows = []
+    for index in order:
+        query = query_ids[index]
+        cells = []
+        for metric in metrics:
+            for row in rows:
+                value = format_number(per_query[row][query][metric], ".3f")
+                delta = change(row, query, metric)
+                sign = "win" if delta > 1e-12 else "loss" if delta < -1e-12 else "tie"
+                if row != baseline and baseline in per_query:
+                    value += f" ({format_number(delta, '+.3f')})"
+                    cells.append({"value": door.data(value), "sign": sign})
+                else:
+                    cells.append({"value": door.data(value), "sign": "base"})
+        verdicts = [f"{row}: {diagnosis[row][query]['diagnosis']}" for row in rows
+                    if isinstance(diagnosis.get(row), dict) and isinstance(diagnosis[row].get(query), dict)
+                    and isinstance(diagnosis[row][query].get("diagnosis"), str)]
+        text = texts.get(query, "")
+        view_rows.append({"id": door.data(query), "text": door.data(text if len(text) <= 160 else text[:157] + "..."),
+                          "cells": cells, "diagnosis": door.data("; ".join(verdicts))})
+    columns = [door.data(f"{row} {metric}") for metric in metrics for row in rows]
+    return {"columns": columns, "rows": view_rows}

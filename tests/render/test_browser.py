@@ -3,8 +3,8 @@ and the trace score, and attempts no request other than the file itself.
 
 Needs Debian's chromium at /usr/bin/chromium (CI installs it; `apt-get install chromium`) and the
 PyPI package playwright. A missing browser FAILS this test: it is never skipped.
-Screenshots (desktop and phone width) are saved next to the test's temporary project, or under
-$READOUT_SCREENSHOTS when that is set.
+Screenshots of the committed SciFact readout (desktop and phone width, light and dark) are saved
+under build/screenshots (ignored by git), or under $READOUT_SCREENSHOTS when that is set.
 """
 
 from __future__ import annotations
@@ -36,22 +36,18 @@ def rendered(tmp_path, monkeypatch, capsys, make_project) -> Path:
     return root / "outputs" / "readout.html"
 
 
-def _shots_dir(tmp_path: Path) -> Path:
-    target = Path(os.environ.get("READOUT_SCREENSHOTS", tmp_path / "screenshots"))
-    target.mkdir(parents=True, exist_ok=True)
-    return target
-
-
-@pytest.mark.browser
-def test_readout_opens_from_disk_shows_rows_and_score_and_requests_nothing(rendered, tmp_path):
+def _playwright():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:  # pragma: no cover - the test extra installs it
         pytest.fail("the PyPI package playwright is not installed (pip install -e '.[test]')", pytrace=False)
+    return sync_playwright()
 
+
+@pytest.mark.browser
+def test_readout_opens_from_disk_shows_rows_and_score_and_requests_nothing(rendered, tmp_path):
     url = rendered.resolve().as_uri()
-    shots = _shots_dir(tmp_path)
-    with sync_playwright() as playwright:
+    with _playwright() as playwright:
         browser = _browser(playwright)
         try:
             for name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
@@ -65,27 +61,109 @@ def test_readout_opens_from_disk_shows_rows_and_score_and_requests_nothing(rende
 
                 assert page.title() == "The reranker that has to pay for itself"
                 assert page.locator("h1").inner_text() == "The reranker that has to pay for itself"
-                rows = page.locator("#section-results table tbody th[scope=row]")
+                rows = page.locator("#section-results table:not(.per-query) tbody th[scope=row]")
                 assert rows.all_inner_texts() == ["dense", "sparse", "hybrid", "hybrid+rerank"]
-                for index in range(4):
-                    rows.nth(index).scroll_into_view_if_needed()
-                    assert rows.nth(index).is_visible()
-                score = page.get_by_text("First-draft trace score: untraceable claims / total claims = 4/7")
-                assert score.is_visible()
-                assert page.get_by_text("Current trace score: untraceable claims / total claims = 0/7").is_visible()
-                assert page.locator("svg.chart").count() == 2
+                checked = page.locator("table.checked")
+                checked.scroll_into_view_if_needed()
+                assert checked.locator("tr").nth(1).inner_text().split("\t")[-1].strip() == "4/7"
+                assert checked.locator("tr").nth(0).inner_text().split("\t")[-1].strip() == "0/7"
+                assert page.locator("svg.chart").count() == 3
                 assert requests == [url], f"unexpected requests: {requests}"
                 assert errors == [], f"console errors (a CSP violation would show here): {errors}"
-                if name == "phone":
-                    # the page itself never scrolls sideways on a phone: only tables and charts do
-                    width = page.evaluate("document.documentElement.scrollWidth")
-                    assert width <= PHONE["width"], width
-                page.screenshot(path=str(shots / f"readout-{name}.png"), full_page=True)
                 page.close()
         finally:
             browser.close()
-    assert (shots / "readout-desktop.png").stat().st_size > 10_000
-    assert (shots / "readout-phone.png").stat().st_size > 10_000
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+SCREENSHOTS = Path(os.environ.get("READOUT_SCREENSHOTS", REPOSITORY / "build" / "screenshots"))
+
+
+def _luminance(rgb: tuple[float, float, float]) -> float:
+    def channel(value: float) -> float:
+        value /= 255
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+    red, green, blue = (channel(v) for v in rgb)
+    return 0.2126 * red + 0.7152 * green + 0.0722 * blue
+
+
+def _contrast(first: tuple[float, ...], second: tuple[float, ...]) -> float:
+    light, dark = sorted((_luminance(first[:3]), _luminance(second[:3])), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+_COLOURS = """(selector) => [...document.querySelectorAll(selector)].slice(0, 40).map(element => {
+  const parse = text => text.match(/[0-9.]+/g).map(Number);
+  let node = element, background = null;
+  while (node) {
+    const colour = getComputedStyle(node).backgroundColor;
+    if (colour && !colour.endsWith(', 0)') && colour !== 'transparent') { background = colour; break; }
+    node = node.parentElement;
+  }
+  return [parse(getComputedStyle(element).color), parse(background || 'rgb(255, 255, 255)')];
+})"""
+
+_OVERFLOWING = """(width) => [...document.querySelectorAll('table, svg.chart, figure, pre, img')].filter(element => {
+  const box = element.getBoundingClientRect();
+  if (box.right <= width + 1 && box.left >= -1) return false;
+  for (let node = element.parentElement; node; node = node.parentElement) {
+    const style = getComputedStyle(node);
+    if ((style.overflowX === 'auto' || style.overflowX === 'scroll') && node.getBoundingClientRect().right <= width + 1)
+      return false;
+  }
+  return true;
+}).map(element => element.tagName + '.' + element.className)"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("name, viewport", [("desktop", DESKTOP), ("phone", PHONE)])
+def test_the_scifact_readout_reads_verdict_first_on_every_screen(name, viewport, scheme):
+    """The committed readout: verdict first, nothing wider than the screen outside its own scroll
+    box, every chart titled and described, readable contrast, quiet sources that print expanded,
+    and no request. Screenshots go to build/screenshots (or $READOUT_SCREENSHOTS)."""
+    url = (REPOSITORY / "outputs" / "readout.html").resolve().as_uri()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with _playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport=viewport, color_scheme=scheme)
+            requests: list[str] = []
+            page.on("request", lambda request: requests.append(request.url))
+            page.goto(url, wait_until="load")
+            # The first paragraph after the title is the verdict.
+            first = page.evaluate("""() => {
+                const h1 = document.querySelector('h1');
+                const all = [...document.querySelectorAll('p')];
+                const after = all.find(p => h1.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING);
+                return after ? after.closest('section') && after.closest('section').id : null;
+            }""")
+            assert first == "section-verdict"
+            assert page.locator("#section-verdict table.decisions").is_visible()
+            assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+            assert page.evaluate(_OVERFLOWING, viewport["width"]) == []
+            for chart in page.locator("svg.chart").all():
+                assert chart.locator(":scope > title").text_content().strip()
+                assert chart.locator(":scope > desc").text_content().strip()
+                box = chart.bounding_box()
+                assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"] + 1
+            sizes = page.evaluate("[...document.querySelectorAll('svg.chart text')].map(t => parseFloat(getComputedStyle(t).fontSize))")
+            assert sizes and min(sizes) >= 12
+            for selector in ("p.prose", "td", "th", ".table-note", "td.missing", "svg.chart text.tick"):
+                for colour, background in page.evaluate(_COLOURS, selector):
+                    assert _contrast(colour, background) >= 4.5, (selector, colour, background, scheme)
+            notes = page.locator("ul.notes li")
+            assert notes.count() > 20 and not notes.first.is_visible(), "sources are collapsed by default"
+            page.locator("a.ref").first.click()
+            assert notes.first.is_visible(), "following a source marker opens that source"
+            page.screenshot(path=str(SCREENSHOTS / f"readout-{name}-{scheme}.png"), full_page=True)
+            page.emulate_media(media="print")
+            assert page.locator("ul.notes li").nth(5).is_visible(), "print shows every source"
+            assert requests == [url], requests
+            page.close()
+        finally:
+            browser.close()
+    assert (SCREENSHOTS / f"readout-{name}-{scheme}.png").stat().st_size > 20_000
 
 
 @pytest.mark.browser

@@ -107,8 +107,10 @@ def test_struck_claim_renders_struck_and_omitted_claim_is_absent(tmp_path, monke
     texts = outputs(root)
     assert '<del>Reranking adds 12 ms per query.</del>' in texts["readout.html"]
     assert "struck: typed by hand, and the rerank row was not measured" in texts["readout.html"]
-    assert "~~The lift was a big surprise.~~[^" in texts["AAR.md"]
-    assert "struck: no measured comparison supports it" in texts["AAR.md"]
+    # Struck without a display: withdrawn, listed at the end with its reason, not in the prose.
+    withdrawn = texts["AAR.md"].split("## Withdrawn claims", 1)
+    assert len(withdrawn) == 2 and "The lift was a big surprise." not in withdrawn[0]
+    assert "- ~~The lift was a big surprise.~~ Withdrawn: no measured comparison supports it" in withdrawn[1]
     for name, text in texts.items():
         assert "should never be printed" not in text, name
         assert "omitted-guess" not in text, name
@@ -118,15 +120,17 @@ def test_claims_show_their_sources(project, capsys):
     assert render(capsys)[0] == 0
     html = outputs(project)["readout.html"]
     note = re.search(r'<li id="note-rrf-constant">(.*?)</li>', html).group(1)
-    assert re.sub(r"<[^>]+>", "", note) == ("2design decisions.md line 5 § Fusion: Hybrid uses RRF with constant 60 "
-                                            "over both top-50 lists.")
+    assert re.sub(r"<[^>]+>", "", note) == ("2from the design decisions.md line 5 § Fusion: Hybrid uses RRF with "
+                                            "constant 60 over both top-50 lists.")
     note = re.search(r'<li id="note-verdict-hybrid">(.*?)</li>', html).group(1)
     hybrid = json.loads((project / "outputs" / "results.json").read_text())["table"][2]["nDCG@5"]
-    assert f"<code>table[search=hybrid].nDCG@5</code> = <code>{hybrid!r}</code> shown as {hybrid:.3f}" in note
+    # A sentence for people first, the path second.
+    assert (f'<span class="say">from <code>results.json</code>: hybrid nDCG@5 on 20 queries = {hybrid:.4g} shown as '
+            f'{hybrid:.3f}</span><span class="raw">path <code>table[search=hybrid].nDCG@5</code></span>') in note
     teachback = outputs(project)["TEACHBACK.md"]
     assert ("The cross-encoder reorders the *same* candidates; nothing enters or leaves.[^1]\n\n"
-            "[^1]: design `decisions.md` line 9 § Reranking: “The cross-encoder reorders the same 50 candidates; "
-            "nothing enters or leaves.”\n") in teachback
+            "[^1]: from the design `decisions.md` line 9 § Reranking: “The cross-encoder reorders the same 50 "
+            "candidates; nothing enters or leaves.”\n") in teachback
 
 
 def test_aar_carries_the_exact_first_draft_and_current_trace_score_lines(project, capsys):
@@ -135,7 +139,10 @@ def test_aar_carries_the_exact_first_draft_and_current_trace_score_lines(project
     assert "First-draft trace score: untraceable claims / total claims = 4/7" in lines
     assert "Current trace score: untraceable claims / total claims = 0/7" in lines
     html = outputs(project)["readout.html"]
-    assert "First-draft trace score: untraceable claims / total claims = <strong>4/7</strong>" in html
+    assert ('<tr><th scope="row">First-draft trace score: untraceable claims / total claims</th><td>4/7</td></tr>'
+            in html)
+    # The page opens with the verdict, not with a checker's log.
+    assert html.index('id="section-verdict"') < html.index('class="kv checked"')
 
 
 def test_table_shows_four_rows_with_not_measured_reason_and_no_invented_numbers(project, capsys):
@@ -172,7 +179,9 @@ def test_p95_rerank_time_is_shown_when_measured(tmp_path, monkeypatch, capsys, m
     cells = "".join(f"<td>{rerank[key]:.3f}</td>" for key in ("recall@5", "recall@50", "nDCG@5"))
     assert f'<tr><th scope="row">hybrid+rerank</th>{cells}' in html
     assert "<td>119.0</td></tr>" in html or "<td>119.1</td></tr>" in html
-    assert f">{results['p95_rerank_milliseconds']:.1f}</text>" in html  # the quality-versus-time chart
+    p95 = results["rerank_cost"]["p95_milliseconds"]
+    assert p95 == results["p95_rerank_milliseconds"]
+    assert f">{p95:,.0f}</text>" in html  # the time chart (its own axis, in ms)
     assert f">{rerank['delta_nDCG@5_vs_dense']:+.3f} [" in html  # the deltas chart, with its interval
 
 
@@ -215,7 +224,7 @@ def test_draft_renders_anyway_with_every_failure_flagged(tmp_path, monkeypatch, 
     assert err.startswith("Draft: rendering with")
     texts = outputs(root)
     html = texts["readout.html"]
-    assert 'Ship the reranker. <mark class="flag">UNTRACEABLE</mark><sup class="ref">' in html
+    assert 'Ship the reranker. <mark class="flag">UNTRACEABLE</mark><a class="ref"' in html
     assert 'class="draft-banner"' in html
     assert "Design freeze: design/decisions.md: changed since the freeze" in html
     assert re.search(r"UNTRACEABLE: no source", html)
@@ -334,7 +343,8 @@ def test_html_requests_nothing_and_forbids_requests_by_csp(tmp_path, monkeypatch
     for tag, key, value in parser.found:
         assert value.startswith("#") or value.startswith("data:"), (tag, key, value)
     assert ("link", "href", "data:,") in parser.found
-    assert not re.search(r"url\(|@import|<script|<iframe|<object|<embed|<img|<link rel=\"stylesheet",
+    # url(#pattern) names a fill inside the same SVG; any other url( could fetch something.
+    assert not re.search(r"url\((?!#)|@import|<script|<iframe|<object|<embed|<img|<link rel=\"stylesheet",
                          html, re.IGNORECASE)
     csp = [m["content"] for m in parser.meta if m.get("http-equiv", "").lower() == "content-security-policy"]
     assert len(csp) == 1
@@ -351,7 +361,8 @@ def test_html_is_responsive_and_prints_cleanly(project, capsys):
     html = outputs(project)["readout.html"]
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
     assert "@media print" in html and "@media (max-width: 40rem)" in html
-    assert html.count('<div class="scroll">') >= 2  # tables scroll sideways on a phone
+    assert html.count('<div class="scroll" role="region"') >= 2  # tables scroll sideways on a phone
+    assert "prefers-color-scheme: dark" in html and "@page" in html
 
 
 def test_render_does_not_import_torch_or_sentence_transformers(project):
@@ -377,7 +388,7 @@ def test_unknown_section_block_is_an_input_error_naming_the_field(tmp_path, monk
     line = _line_of(root / "readout.yaml", "pie") - 1  # the `show:` key above the list holding it
     assert "show:" in (root / "readout.yaml").read_text().splitlines()[line - 1]
     assert err == (f"Error: readout.yaml:{line}: outputs.readout.sections[0].show: unknown block 'pie'; choose from "
-                   "table, quality_vs_time, deltas, provenance, claims_by_kind, decisions, rerank_cost\n")
+                   "table, quality_vs_time, deltas, provenance, claims_by_kind, decisions, rerank_cost, per_query, checked\n")
 
 
 def test_missing_results_is_an_input_error(project, capsys):

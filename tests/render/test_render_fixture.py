@@ -19,4 +19,4 @@ def test_fixture_uses_the_repository_outputs_block(tmp_path, make_project, repos
     project = load_project(make_project(tmp_path / "p"))
     assert project.outputs == load_project(repository).outputs
     assert list(project.outputs["readout"].section_ids) == [
-        "verdict", "results", "cost", "uncertainty", "context", "provenance", "limits"]
+        "verdict", "results", "cost", "uncertainty", "context", "checked", "provenance", "limits"]

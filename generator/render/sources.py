@@ -1,0 +1,99 @@
+"""Sources for people: what a claim rests on, said as a sentence first and as the raw path second.
+
+`table[search=hybrid].nDCG@5` in results.json becomes "hybrid nDCG@5 on 20 queries = 0.6285";
+the path follows for an auditor who wants to look it up. The words come from the path itself
+(row names, metric names, a few spelled-out keys), never from a model of what the claim means.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from generator.claims.design import reduce_markdown
+from generator.claims.report import Evidence
+from generator.results import PathSyntaxError, parse_path
+
+# Keys spelled out for a reader; any other key is shown with its underscores as spaces.
+_WORDS = {
+    "ci95_low": "interval low end", "ci95_high": "interval high end", "p_value": "sign-flip p-value",
+    "p95_milliseconds": "p95 ms per query", "p50_milliseconds": "p50 ms per query",
+    "p95_rerank_milliseconds": "p95 rerank ms per query", "pairs_per_second": "pairs per second",
+    "not_measured_reason": "reason it was not measured", "same_50_rows_after_rerank": "same candidates after reranking",
+    "rerank_cost": "reranker cost", "candidate_depth": "candidate depth", "query_set": "query set",
+    "headroom": "headroom", "ceiling": "ceiling", "row": "own mean", "delta": "change",
+}
+# Values measured over a query sample (the count is said with them); counts and identities are not.
+_OVER_QUERIES = {"table", "comparisons", "ceiling", "diagnosis_summary", "rerank_cost", "comparison_300",
+                 "comparison_300_by_row", "p95_rerank_milliseconds"}
+# Keys that only group what follows: dropped from the sentence.
+_SILENT = {"table", "metrics", "rows", "manifest", "comparisons"}
+
+
+def _key_words(key: str) -> str:
+    if key in _WORDS:
+        return _WORDS[key]
+    change = re.fullmatch(r"delta_(.+)_vs_(.+)", key)
+    if change:
+        return f"change in {change.group(1)} over {change.group(2)}"
+    versus = re.fullmatch(r"(.+)_vs_(.+)", key)
+    if versus:
+        head = "paired comparison" if versus.group(1) == "paired" else versus.group(1)
+        return f"{head} against {versus.group(2)}"
+    return key.replace("_", " ")
+
+
+def describe_path(path: str) -> str:
+    """`table[search=hybrid].paired_vs_dense.nDCG@5.ci95_low` → "hybrid paired comparison against
+    dense nDCG@5 interval low end"."""
+    try:
+        steps = parse_path(path)
+    except PathSyntaxError:
+        return path
+    words = []
+    for step in steps:
+        if step.kind == "select":
+            words.append(str(step.value))
+        elif step.kind == "index":
+            words.append(f"item {step.index + 1}")
+        elif step.key not in _SILENT:
+            words.append(_key_words(step.key))
+    if steps and steps[0].kind == "key" and steps[0].key in ("per_query", "per_topic") and len(steps) > 2:
+        # per_query.<row>.<query>.<metric> reads better as "<row> <metric> on query <query>"
+        words = [words[1], *words[3:], f"on query {words[2]}"] if len(words) > 3 else words
+    return " ".join(word for word in words if word) or path
+
+
+def short_value(value: Any) -> str:
+    """A raw value as a reader wants it: 4 significant digits, not a float dump."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
+            return f"{value:.3e}"
+        return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, str):
+        return value if len(value) <= 200 else value[:197] + "..."
+    text = str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def measured_sentence(evidence: Evidence, queries: Any) -> str:
+    """"hybrid nDCG@5 on 20 queries = 0.6285" (the count when the file says how many queries)."""
+    path = evidence.path or ""
+    described = describe_path(path)
+    first = path.split(".")[0].split("[")[0]
+    if (isinstance(queries, int) and not isinstance(queries, bool) and "on query" not in described
+            and first in _OVER_QUERIES and not isinstance(evidence.value, (str, bool))):
+        described += f" on {queries:,} queries"
+    return f"{described} = {short_value(evidence.value)}"
+
+
+def design_quote(evidence: Evidence) -> str:
+    """The quote as a reader sees it in the document: Markdown emphasis and code marks removed."""
+    return reduce_markdown(evidence.quote or "")
