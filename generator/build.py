@@ -50,10 +50,10 @@ def refresh_results(project: Project, log: Callable[[str], None]) -> tuple[str, 
     return f"results: evaluated ({why})", None
 
 
-def build_project(project: Project, log: Callable[[str], None] = print) -> BuildOutcome:
+def build_project(project: Project, log: Callable[[str], None] = print, *, draft: bool = False) -> BuildOutcome:
     step, sandbox = refresh_results(project, log)
     outcome = BuildOutcome(results_step=step, sandbox=sandbox)
     if sandbox is not None and not sandbox.valid:
         return outcome
-    outcome.render = render_project(project)
+    outcome.render = render_project(project, draft=draft)
     return outcome

@@ -15,6 +15,7 @@ start without any of them.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import os
 import re
 import sys
@@ -34,6 +35,7 @@ from generator.evaluate.options import (DEVICES, ENCODE_BATCH_SIZE, QUERY_SETS, 
 from generator.evaluate.selftest import MUTANT_NOTICE, run_checks
 from generator.fileio import display_path, dumps_json
 from generator.render.export import configure_export, run_export
+from generator.scaffold import configure_init, init_lines, init_project
 from generator.project import Project, load_project
 from generator.render.renderer import RenderOutcome, render_project
 from generator.sandbox.ceiling import compute_ceiling, format_text as format_ceiling, load_case, parse_case
@@ -139,7 +141,8 @@ def _configure_evaluate(parser: argparse.ArgumentParser) -> None:
                              "default: the project's readout.yaml `data`")
     parser.add_argument("--queries", default=None, choices=QUERY_SETS,
                         help="'sample' (first 20 test queries in qrels order, the release sample) "
-                             "or 'all' (the 300-query check, written to results-300.json)")
+                             "or 'all' (every test query, written to readout.yaml's evaluate.all_results, "
+                             "default results-all.json)")
     parser.add_argument("--dense-model", default=None,
                         help="bi-encoder: hub name, local path or alias (default BAAI/bge-small-en-v1.5; "
                              "alias 'minilm-offline' is the packaged all-MiniLM-L6-v2)")
@@ -148,7 +151,7 @@ def _configure_evaluate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-rerank", action="store_true", default=None,
                         help="record the hybrid+rerank row as not measured instead of running it")
     parser.add_argument("--output", type=_path, default=None,
-                        help="results file (default outputs/results.json, or outputs/results-300.json "
+                        help="results file (default outputs/results.json, or outputs/results-all.json "
                              "with --queries all)")
     parser.add_argument("--cache-dir", type=_path, default=None,
                         help="embedding and rerank-score cache (default ~/.cache/readout or $READOUT_CACHE)")
@@ -204,7 +207,7 @@ def _configure_cost(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated candidate depths for a cost curve, e.g. 10,20,50 "
                              "(default: every candidate, one measurement)")
     parser.add_argument("--queries", default=None, choices=QUERY_SETS,
-                        help="'sample' (the release sample, results.json) or 'all' (results-300.json)")
+                        help="'sample' (the release sample, results.json) or 'all' (every test query)")
     parser.add_argument("--max-length", type=int, default=None,
                         help="tokens per pair after truncation (default 512, or readout.yaml's "
                              "evaluate.rerank_max_length)")
@@ -244,6 +247,15 @@ def _run_cost(args: argparse.Namespace) -> int:
         sys.stdout.write(dumps_json(figures))
     else:
         sys.stdout.write(format_measurement(figures) if depths is None else format_curve(figures))
+    return EXIT_OK
+
+
+# --- init -----------------------------------------------------------------------------------
+
+
+def _run_init(args: argparse.Namespace) -> int:
+    outcome = init_project(args.directory, title=args.title, data=args.data, force=args.force)
+    _print_lines(init_lines(outcome), sys.stdout)
     return EXIT_OK
 
 
@@ -372,10 +384,19 @@ def _run_render(args: argparse.Namespace) -> int:
 
 def _configure_build(parser: argparse.ArgumentParser) -> None:
     _project_argument(parser, "project directory (the repository root, or examples/l03); default: .")
+    parser.add_argument("--data", type=_path, default=None,
+                        help="dataset directory for this build (a BEIR folder for kind: beir); "
+                             "default: the project's readout.yaml `data`")
+    parser.add_argument("--draft", action="store_true",
+                        help="render even when claims are untraceable, flagging every failure visibly")
 
 
 def _run_build(args: argparse.Namespace) -> int:
-    outcome = build_project(load_project(args.project), log=print)
+    project = load_project(args.project)
+    if args.data is not None:
+        # An option's path is relative to the working directory; readout.yaml's `data` to the project.
+        project = replace(project, data=str(args.data.expanduser().absolute()))
+    outcome = build_project(project, log=print, draft=args.draft)
     if outcome.sandbox is not None:
         code = _report_sandbox(outcome.sandbox)
         if code != EXIT_OK:
@@ -456,6 +477,7 @@ def _run_ceiling(args: argparse.Namespace) -> int:
 Command = tuple[str, str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 
 COMMANDS: tuple[Command, ...] = (
+    ("init", "scaffold a new review project: readout.yaml, design/, claims/, outputs/", configure_init, _run_init),
     ("selftest", "check the scorer against hand-computed fixtures", _configure_selftest, _run_selftest),
     ("evaluate", "run the four-row benchmark and write results.json", _configure_evaluate, _run_evaluate),
     ("freeze", "record the hashes of the design documents", _configure_freeze, _run_freeze),

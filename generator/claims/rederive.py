@@ -214,6 +214,9 @@ class _Derivation:
             _expect("queries", self.data["queries"], len(query_ids))
         rankings = self._check_rows(query_ids, key, metrics, judgements)
         self._check_rerank(query_ids, rankings)
+        if "queries_without_candidates" in self.data:
+            _expect("queries_without_candidates", self.data["queries_without_candidates"],
+                    {row: [q for q in query_ids if not rankings[row][q]] for row in sorted(rankings)})
         self._check_rerank_cost(query_ids, rankings)
         self._check_comparisons(query_ids, key, set(rankings))
         self._check_ceiling(query_ids, metrics, rankings, judgements)

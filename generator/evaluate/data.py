@@ -24,10 +24,11 @@ What is read, strictly:
 from __future__ import annotations
 
 import json
+import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from generator.errors import InputError
 from generator.evaluate.options import SAMPLE_QUERY_COUNT
@@ -46,6 +47,10 @@ SCIFACT_SHA256 = {
     QUERIES_FILE: "21a70458954ee3ada1875570da4835dc4bf5619f2e2e38c14a665e97e9059f9d",
     QRELS_FILE: "5602d9f31c96d309a906692e1b722a9acfc4138c5d52e06d47bbb89a9c4ab7c3",
 }
+
+# Published datasets, recognised by the sha256 of their files (add others as they are used).
+KNOWN_DATASETS = {"BEIR SciFact test split": SCIFACT_SHA256}
+CUSTOM_DATASET = "custom dataset"
 
 # BEIR grades are small integers (SciFact: 1); nine digits leave room for any real grade scale.
 MAX_SCORE_DIGITS = 9
@@ -111,13 +116,19 @@ class Dataset:
     def test_query_ids(self) -> list[str]:
         return self.qrels.query_ids_in_file_order()
 
-    def select_queries(self, query_set: str) -> list[str]:
-        """'sample' is the first 20 test queries in qrels order; 'all' is every test query."""
+    def select_queries(self, query_set: str, *, size: int = SAMPLE_QUERY_COUNT, order: str = "qrels",
+                       seed: int = 0) -> list[str]:
+        """'all' is every test query, in qrels-file order. 'sample' is `size` of them: the first in
+        qrels order, or (order 'seeded') a draw with `seed`, kept in qrels order so the sample
+        reads the same way as the file."""
         ordered = self.test_query_ids()
-        if query_set == "sample":
-            return ordered[:SAMPLE_QUERY_COUNT]
         if query_set == "all":
             return ordered
+        if query_set == "sample":
+            if order == "seeded":
+                chosen = set(random.Random(seed).sample(ordered, min(size, len(ordered))))
+                return [query for query in ordered if query in chosen]
+            return ordered[:size]
         raise InputError(f"unknown query set {excerpt(query_set)}; choose 'sample' or 'all'", field="--queries")
 
     def is_reproduction_of_scifact(self) -> tuple[bool, list[str]]:
@@ -125,6 +136,17 @@ class Dataset:
         differing = [name for name, expected in SCIFACT_SHA256.items()
                      if self.input_hashes.get(name, {}).get("sha256") != expected]
         return (not differing, differing)
+
+    def identify(self) -> dict[str, Any]:
+        """Which published dataset these inputs are, by their sha256 (KNOWN_DATASETS): a
+        reproduction when every file matches one, "not a reproduction" of it when only some do
+        (a changed qrels file), and a custom dataset when none does."""
+        for name, published in KNOWN_DATASETS.items():
+            differing = [file for file, expected in published.items()
+                         if self.input_hashes.get(file, {}).get("sha256") != expected]
+            if len(differing) < len(published):
+                return {"of": name, "is_reproduction": not differing, "differing_inputs": differing}
+        return {"of": CUSTOM_DATASET, "is_reproduction": False, "differing_inputs": []}
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:

@@ -7,6 +7,8 @@ command-line options. This module imports nothing heavy, so a project can be loa
 
 from __future__ import annotations
 
+import re
+import sys
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -14,13 +16,16 @@ from typing import Any
 from generator.errors import InputError
 from generator.wording import data_text_problem
 from generator.evaluate.fusion import RRF_K
+from generator.evaluate.metrics import metrics_from_names
 from generator.results import RESULTS_NAME
 
 ROWS = ("dense", "sparse", "hybrid", "hybrid+rerank")
 RERANK_ROW = "hybrid+rerank"
 QUERY_SETS = ("sample", "all")
-RESULTS_FILE = {"sample": RESULTS_NAME, "all": "results-300.json"}
-RUNS_DIR = {"sample": "runs", "all": "runs-300"}
+# The release sample's results file, and the default for every test query (`evaluate.all_results`
+# renames it: the SciFact review keeps its published results-300.json).
+RESULTS_FILE = {"sample": RESULTS_NAME, "all": "results-all.json"}
+SAMPLE_ORDERS = ("qrels", "seeded")
 
 # The release sample: the first 20 test queries in qrels-file order.
 SAMPLE_QUERY_COUNT = 20
@@ -73,14 +78,30 @@ class EvaluationOptions:
     rerank_cost: str = "none"
     # (row, baseline) comparisons; None: every row against dense, and hybrid+rerank against hybrid.
     comparisons: tuple[tuple[str, str], ...] | None = None
+    # Metric names (generator.evaluate.metrics.metric_from_name); None: Recall@5, Recall@50, nDCG@5.
+    metrics: tuple[str, ...] | None = None
+    # The release sample: its size, and the first test queries in qrels order or a seeded draw.
+    sample_size: int = SAMPLE_QUERY_COUNT
+    sample_order: str = "qrels"
+    sample_seed: int = DEFAULT_SEED
+    # Where `--queries all` writes (its run files go to runs-<suffix>/ beside it).
+    all_results: str = RESULTS_FILE["all"]
 
     @property
     def results_path(self) -> Path:
-        return self.output or (self.outputs_dir / RESULTS_FILE[self.query_set])
+        name = RESULTS_NAME if self.query_set == "sample" else self.all_results
+        return self.output or (self.outputs_dir / name)
 
     @property
     def runs_dir(self) -> Path:
-        return self.results_path.parent / RUNS_DIR[self.query_set]
+        return self.results_path.parent / runs_dir_name(self.results_path.name)
+
+    @property
+    def sample_spec(self) -> dict[str, Any]:
+        spec: dict[str, Any] = {"size": self.sample_size, "order": self.sample_order}
+        if self.sample_order == "seeded":
+            spec["seed"] = self.sample_seed
+        return spec
 
     def parameters(self) -> dict[str, Any]:
         """Everything that changes the numbers (and nothing that does not, like paths)."""
@@ -95,6 +116,10 @@ class EvaluationOptions:
             "relevant": "qrels score > 0",
             "rerank_batch_size": self.rerank_batch_size, "rerank_cost": self.rerank_cost,
             "comparisons": [list(pair) for pair in self.comparisons] if self.comparisons is not None else "default",
+            # Only when chosen, so results made with the defaults stay current.
+            **({"metrics": list(self.metrics)} if self.metrics is not None else {}),
+            **({"sample": self.sample_spec}
+               if (self.sample_size, self.sample_order) != (SAMPLE_QUERY_COUNT, "qrels") else {}),
             "bootstrap_resamples": self.bootstrap_resamples, "seed": self.seed,
         }
 
@@ -104,12 +129,23 @@ class EvaluationOptions:
                 "rerank_batch_size": self.rerank_batch_size}
 
 
-CONFIGURABLE = tuple(f.name for f in fields(EvaluationOptions) if f.name not in _NOT_CONFIGURABLE)
+def runs_dir_name(results_name: str) -> str:
+    """results.json -> runs, results-300.json -> runs-300, results-all.json -> runs-all."""
+    stem = Path(results_name).stem
+    if stem == Path(RESULTS_NAME).stem:
+        return "runs"
+    return "runs-" + (stem[len("results-"):] if stem.startswith("results-") else stem)
+
+
+# `sample: {size, order, seed}` in readout.yaml sets these three.
+_SAMPLE_FIELDS = ("sample_size", "sample_order", "sample_seed")
+CONFIGURABLE = tuple(f.name for f in fields(EvaluationOptions)
+                     if f.name not in _NOT_CONFIGURABLE and f.name not in _SAMPLE_FIELDS) + ("sample",)
 _TYPES: dict[str, type] = {"query_set": str, "dense_model": str, "rerank_model": str, "skip_rerank": bool,
                            "skip_rerank_reason": str, "cache_dir": str, "depth": int, "rrf_k": int,
                            "rerank_max_length": int, "bootstrap_resamples": int, "seed": int, "progress": bool,
                            "device": str, "encode_batch_size": int, "rerank_batch_size": int, "rerank_cost": str,
-                           "comparisons": list}
+                           "comparisons": list, "metrics": list, "sample": dict, "all_results": str}
 _CHOICES = {"query_set": QUERY_SETS, "device": DEVICES, "rerank_cost": RERANK_COST}
 # Sane ranges: a typo such as 10**90 resamples is refused when readout.yaml is read, not hours later.
 INTEGER_RANGES = {"depth": (1, 10_000), "rrf_k": (1, 1_000_000), "rerank_max_length": (1, 65_536),
@@ -142,10 +178,41 @@ def validate_evaluate_block(block: Any, config_display: str) -> dict[str, Any]:
     if reason is not None and (problem := data_text_problem(reason)):
         raise InputError(f"the reason is shown in the readout's table: it {problem}", path=config_display,
                          field="evaluate.skip_rerank_reason")
+    all_results = block.get("all_results")
+    if all_results is not None and (not re.fullmatch(r"results-[A-Za-z0-9_-]{1,40}\.json", all_results)
+                                    or all_results == RESULTS_NAME):
+        raise InputError("a file name such as results-all.json (results-<name>.json, beside results.json)",
+                         path=config_display, field="evaluate.all_results")
     validated = dict(block)
+    if "sample" in block:
+        validated.update(_sample(validated.pop("sample"), config_display))
     if "comparisons" in block:
         validated["comparisons"] = _comparisons(block["comparisons"], config_display)
+    if "metrics" in block:
+        try:
+            chosen = metrics_from_names(block["metrics"])
+        except ValueError as error:
+            raise InputError(str(error), path=config_display, field="evaluate.metrics") from None
+        validated["metrics"] = tuple(metric.name for metric in chosen)
     return validated
+
+
+def _sample(raw: dict, config_display: str) -> dict[str, Any]:
+    """`sample: {size: N, order: qrels|seeded, seed: S}` -> the three option fields."""
+    unknown = sorted(set(map(str, raw)) - {"size", "order", "seed"})
+    if unknown:
+        raise InputError("a sample has size, order and seed", path=config_display, field=f"evaluate.sample.{unknown[0]}")
+    size, order, seed = raw.get("size", SAMPLE_QUERY_COUNT), raw.get("order", "qrels"), raw.get("seed", DEFAULT_SEED)
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 1_000_000:
+        raise InputError("a number of queries from 1 to 1,000,000", path=config_display, field="evaluate.sample.size")
+    if order not in SAMPLE_ORDERS:
+        raise InputError(f"choose one of {', '.join(SAMPLE_ORDERS)}", path=config_display, field="evaluate.sample.order")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 32:
+        raise InputError("an integer from 0 to 2^32 - 1", path=config_display, field="evaluate.sample.seed")
+    if "seed" in raw and order != "seeded":
+        raise InputError("a seed only draws a seeded sample (order: seeded)", path=config_display,
+                         field="evaluate.sample.seed")
+    return {"sample_size": size, "sample_order": order, "sample_seed": seed}
 
 
 def _comparisons(raw: list, config_display: str) -> tuple[tuple[str, str], ...]:
@@ -168,6 +235,9 @@ def build_options(project_data: Path, outputs_dir: Path, configured: dict[str, A
     configured = dict(configured)
     if "cache_dir" in configured:
         configured["cache_dir"] = Path(configured["cache_dir"]).expanduser()
+    if "progress" not in configured:
+        # Bars are for a person watching a terminal; a CI log gets the one-line messages only.
+        configured["progress"] = sys.stderr.isatty()
     options = replace(EvaluationOptions(data=project_data, outputs_dir=outputs_dir), **configured)
     options = replace(options, **{key: value for key, value in overrides.items() if value is not None})
     if options.query_set not in QUERY_SETS:

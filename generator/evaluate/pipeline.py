@@ -24,10 +24,10 @@ from generator.evaluate.cache import EmbeddingCache, RerankCache, default_cache_
 from generator.evaluate.cost import measure_rerank_cost
 from generator.evaluate.environment import package_versions, thread_count
 from generator.evaluate.data import Dataset, check_dataset_layout, hash_inputs, load_dataset
-from generator.evaluate.metrics import ROW_METRICS, Metric
+from generator.evaluate.metrics import ROW_METRICS, Metric, metrics_from_names
 from generator.evaluate.metrics import timing_summary
 from generator.evaluate.models import resolve_device, resolve_model
-from generator.evaluate.options import RERANK_ROW, RESULTS_FILE, ROWS, RUNS_DIR, EvaluationOptions
+from generator.evaluate.options import RERANK_ROW, RESULTS_FILE, ROWS, EvaluationOptions
 from generator.evaluate.retrieval import dense_rankings, hybrid_rankings, rerank_rankings, sparse_rankings
 from generator.evaluate.runfiles import QRELS_COPY_NAME, format_qrels, format_run
 from generator.evaluate.sample_check import sample_comparisons
@@ -46,6 +46,8 @@ class Evaluation:
     rankings: dict[str, dict[str, list[tuple[str, float]]]] = field(default_factory=dict)
     # The judgements of the evaluated queries (query -> document -> grade), copied beside the runs.
     judgements: dict[str, dict[str, int]] = field(default_factory=dict)
+    # The metrics the figures were computed with; the manifest records their definitions.
+    metrics: tuple[Metric, ...] = ROW_METRICS
 
 
 def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
@@ -53,7 +55,8 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
     """Run the four rows and build the results document (nothing is written here)."""
     started_at = _now()
     dataset = dataset or load_dataset(options.data)
-    query_ids = dataset.select_queries(options.query_set)
+    query_ids = dataset.select_queries(options.query_set, size=options.sample_size, order=options.sample_order,
+                                       seed=options.sample_seed)
     queries = {q: dataset.queries[q] for q in query_ids}
     texts = {document.doc_id: document.retrieval_text for document in dataset.documents}
     cache_dir = options.cache_dir or default_cache_dir()
@@ -99,10 +102,11 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
               RERANK_ROW: rerank_identity.name if rerank_identity else options.rerank_model}
     judgements = {q: dict(dataset.qrels.scores.get(q, {})) for q in query_ids}
     rows = [RowRun(row, labels[row], rankings.get(row), rerank_reason if row == RERANK_ROW else None) for row in ROWS]
+    metrics = metrics_from_names(options.metrics) if options.metrics is not None else ROW_METRICS
     scored = score_rows(rows, judgements, query_ids, bootstrap_resamples=options.bootstrap_resamples,
-                        seed=options.seed, pairs=options.comparisons)
+                        seed=options.seed, pairs=options.comparisons, metrics=metrics)
 
-    reproduced, differing = dataset.is_reproduction_of_scifact()
+    identity = dataset.identify()
     results: dict[str, Any] = {
         "documents": len(dataset.documents),
         "queries": len(query_ids),
@@ -112,15 +116,18 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
         **rerank_summary(hybrid, rerank.rankings if rerank else None, rerank.milliseconds if rerank else None,
                          query_ids),
         "rerank_cost": rerank_cost,
+        # A query a row found no candidate for has no line in that row's run file: plain trec_eval
+        # then averages over fewer queries; `trec_eval -c` (and this tool) count it as zero.
+        "queries_without_candidates": {row: [q for q in query_ids if not rankings[row].get(q)]
+                                       for row in sorted(rankings)},
         # The queries' own words, so a reader of the per-query table sees what was asked.
         "query_texts": {q: dataset.queries[q] for q in query_ids},
-        "runs": {row: f"{RUNS_DIR[options.query_set]}/{run_file_name(row)}" for row in rankings},
+        "runs": {row: f"{options.runs_dir.name}/{run_file_name(row)}" for row in rankings},
         "manifest": {
             "inputs": dataset.input_hashes,
             # Relative to the project, so the manifest does not depend on where the clone lives.
             "data_directory": os.path.relpath(options.data.resolve(), options.outputs_dir.resolve().parent),
-            "reproduction": {"of": "BEIR SciFact test split", "is_reproduction": reproduced,
-                             "differing_inputs": differing},
+            "reproduction": identity,
             "parameters": options.parameters(),
             "runtime": options.runtime(device),
             "query_ids": query_ids,
@@ -143,10 +150,10 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
             "finished_at": _now(),
         },
     }
-    if not reproduced:
-        log(f"note: inputs differ from the published BEIR SciFact files ({', '.join(differing)}): "
-            "this run is not a reproduction")
-    return Evaluation(results=results, rankings=rankings, judgements=judgements)
+    if identity["differing_inputs"]:
+        log(f"note: inputs differ from the published {identity['of']} files "
+            f"({', '.join(identity['differing_inputs'])}): this run is not a reproduction of it")
+    return Evaluation(results=results, rankings=rankings, judgements=judgements, metrics=tuple(metrics))
 
 
 def measured_rerank_cost(model: str, milliseconds: dict[str, float], hybrid: dict[str, list[tuple[str, float]]],
@@ -209,7 +216,8 @@ def write_outputs(evaluation: Evaluation, options: EvaluationOptions,
     outputs_root = options.results_path.parent
     sample_path = outputs_root / RESULTS_FILE["sample"]
     path = write_sealed_results(options.results_path, options.runs_dir, evaluation,
-                                sample_path if options.query_set == "all" and sample_path.is_file() else None)
+                                sample_path if options.query_set == "all" and sample_path.is_file() else None,
+                                metrics=evaluation.metrics)
     log(f"wrote {display_path(path)} and {len(evaluation.rankings)} run files in {display_path(options.runs_dir)}")
     return path
 

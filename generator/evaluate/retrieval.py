@@ -31,6 +31,29 @@ def top_k(scores: np.ndarray, doc_ids: Sequence[str], depth: int, *, positive_on
     return [(doc_ids[i], float(scores[i])) for i in order if not positive_only or scores[i] > 0]
 
 
+def equalise_duplicate_scores(scores: np.ndarray, corpus: np.ndarray) -> int:
+    """Give documents with identical embeddings identical scores (in place); returns how many
+    columns were set.
+
+    A batched float32 matrix product can score two identical rows a few ulps apart, and then
+    "ties keep corpus order" silently fails (a duplicate pair straddling rank 5 or 50 changes a
+    metric). Each duplicate takes the score of its first occurrence, so the stable top-k puts the
+    copies in corpus order; every other score is left exactly as the product gave it.
+    """
+    first: dict[bytes, int] = {}
+    copies, originals = [], []
+    for index, row in enumerate(np.ascontiguousarray(corpus)):
+        key = row.tobytes()
+        if key in first:
+            copies.append(index)
+            originals.append(first[key])
+        else:
+            first[key] = index
+    if copies:
+        scores[:, copies] = scores[:, originals]
+    return len(copies)
+
+
 def corpus_fingerprint(documents: Sequence[Document]) -> str:
     return content_key([(document.doc_id, document.retrieval_text) for document in documents])
 
@@ -85,7 +108,9 @@ def dense_rankings(documents: Sequence[Document], queries: Mapping[str, str], id
     query_ids = list(queries)
     query_matrix = model.encode([queries[q] for q in query_ids], batch_size=batch_size,
                                 normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
-    scores = np.asarray(query_matrix, dtype=np.float32) @ np.asarray(corpus_matrix, dtype=np.float32).T
+    corpus32 = np.asarray(corpus_matrix, dtype=np.float32)
+    scores = np.asarray(query_matrix, dtype=np.float32) @ corpus32.T
+    equalise_duplicate_scores(scores, corpus32)
     rankings = {q: top_k(scores[i], doc_ids, depth) for i, q in enumerate(query_ids)}
     return DenseOutcome(rankings, encode_seconds is None, key, max_seq_length, encode_seconds)
 

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 from generator.evaluate.comparisons import comparison_key, comparisons_block, default_pairs
 from generator.evaluate.diagnosis import count_verdicts, diagnose, recall_verdict
 from generator.evaluate.headroom import ceiling_block
-from generator.evaluate.metrics import (DELTA_METRICS, ROW_METRICS, Metric, macro_mean, p95, per_query_metrics,
+from generator.evaluate.metrics import (ROW_METRICS, Metric, macro_mean, p95, per_query_metrics,
                                         same_candidate_sets, signed_delta)
 
 Ranking = list[tuple[str, float]]
@@ -41,16 +41,16 @@ def _row_entry(row: RowRun, per_query: Mapping[str, Mapping[str, float]] | None,
         entry.update({"measured": False, "not_measured_reason": row.not_measured_reason})
         for metric in metrics:
             entry[metric.name] = None
-        for name in DELTA_METRICS:
-            entry[f"delta_{name}_vs_{BASELINE}"] = None
+        for metric in metrics:
+            entry[f"delta_{metric.name}_vs_{BASELINE}"] = None
         entry[f"paired_vs_{BASELINE}"] = None
         return entry
     entry["measured"] = True
     for metric in metrics:
         entry[metric.name] = macro_mean(per_query[q][metric.name] for q in query_ids)
-    for name in DELTA_METRICS:
-        baseline_mean = macro_mean(baseline[q][name] for q in query_ids)
-        entry[f"delta_{name}_vs_{BASELINE}"] = signed_delta(entry[name], baseline_mean)
+    for metric in metrics:
+        baseline_mean = macro_mean(baseline[q][metric.name] for q in query_ids)
+        entry[f"delta_{metric.name}_vs_{BASELINE}"] = signed_delta(entry[metric.name], baseline_mean)
     # The row's comparison with dense, kept inside the row where earlier ledgers read it.
     against_baseline = comparisons.get(comparison_key(row.name, BASELINE))
     entry[f"paired_vs_{BASELINE}"] = (dict(against_baseline["metrics"]) if against_baseline
@@ -83,7 +83,7 @@ def score_rows(rows: Sequence[RowRun], judgements: Mapping[str, Mapping[str, int
                                       "diagnosis": recall_verdict(found)}
     pairs = list(pairs) if pairs is not None else default_pairs([row.name for row in rows], BASELINE)
     comparisons = comparisons_block(
-        per_query, query_ids, pairs, [name for name in DELTA_METRICS], seed=seed, resamples=bootstrap_resamples,
+        per_query, query_ids, pairs, [metric.name for metric in metrics], seed=seed, resamples=bootstrap_resamples,
         not_measured={row.name: row.not_measured_reason or "not measured" for row in rows if row.rankings is None})
     table = [_row_entry(row, per_query.get(row.name), per_query[BASELINE], query_ids, metrics, comparisons)
              for row in rows]

@@ -11,6 +11,10 @@ downstream receives typed values and never re-reads the file, so every command t
 Every problem is one line, `readout.yaml:LINE: key: message`. `data` is a non-empty path; an
 empty `data:` is an error, never the working directory. A key or a value a message repeats is cut
 to generator.results.MAX_ECHO_CHARS characters, so no readout.yaml makes an unreadable line.
+
+The same rules, as a JSON Schema for editors and readers, ship as `config.schema.json` beside
+this module; docs/config.md is generated from it (generator.project.reference), and
+tests/test_config_reference.py holds the schema, the page and these checks to one another.
 """
 
 from __future__ import annotations
@@ -35,6 +39,12 @@ TOP_KEYS = ("title", "kind", "data", "evaluate", "sandbox", "outputs")
 MAX_MESSAGE_CHARS = 200
 DEFAULT_DATA = {"beir": "data/scifact", "sandbox": "data"}
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent.parent
+# The JSON Schema of readout.yaml (draft 2020-12), package data beside this module: the same rules
+# as the checks below, for editors and for docs/config.md (generator.project.reference).
+CONFIG_SCHEMA_PATH = Path(__file__).resolve().parent / "config.schema.json"
+# The repository's top-level templates/ is installed as package data `generator/templates`
+# (pyproject.toml maps it there), so an installed wheel renders with its own copy.
+PACKAGED_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 LEDGER_NAME = "ledger.yaml"
 FREEZE_NAME = "design-freeze.json"
@@ -83,8 +93,9 @@ class Project:
 
     @property
     def templates_dir(self) -> Path:
+        """The project's own templates/ folder, else the default templates (default_templates_dir)."""
         own = self.root / "templates"
-        return own if own.is_dir() else REPOSITORY_ROOT / "templates"
+        return own if own.is_dir() else default_templates_dir()
 
     @property
     def data_dir(self) -> Path:
@@ -114,6 +125,13 @@ class Project:
         if self.kind != kind:
             raise InputError(f"kind is {self.kind!r}; `readout {command}` needs kind: {kind}",
                              path=display_path(self.config_path), field="kind")
+
+
+def default_templates_dir() -> Path:
+    """The templates a project without its own templates/ renders with: the copy installed with
+    the package (a wheel or `pip install .`), else the repository's templates/ (a source checkout
+    or an editable install, where the package is the repository's generator/)."""
+    return PACKAGED_TEMPLATES if PACKAGED_TEMPLATES.is_dir() else REPOSITORY_ROOT / "templates"
 
 
 def load_project(project_dir: str | Path) -> Project:

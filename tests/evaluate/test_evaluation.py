@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from generator.errors import InputError
 from generator.evaluate.options import EvaluationOptions
 from generator.evaluate.pipeline import evaluate, write_outputs
 from generator.evaluate.models import load_cross_encoder
@@ -122,8 +123,8 @@ def test_interrupted_rerank_resumes_without_recomputing_finished_queries(small_d
     assert all(value > 0 for value in resumed["rerank_milliseconds"].values())
 
 
-def test_evaluate_command_writes_sample_then_300_style_results_with_comparison(small_dataset, tmp_path,
-                                                                                tiny_cross_encoder, capsys):
+def test_evaluate_command_writes_sample_then_all_queries_with_comparison(small_dataset, tmp_path,
+                                                                          tiny_cross_encoder, capsys):
     from generator.cli import main
 
     project = tmp_path / "project"
@@ -135,11 +136,16 @@ def test_evaluate_command_writes_sample_then_300_style_results_with_comparison(s
     assert main(common) == 0
     assert main(common + ["--queries", "all"]) == 0
     err = capsys.readouterr().err
-    assert "wrote " in err and "results-300.json" in err
+    # Named after the query set, never after SciFact's 300 queries.
+    assert "results-all.json" in err
     outputs = project / "outputs"
-    assert sorted(p.name for p in (outputs / "runs-300").iterdir()) == [
+    assert not (outputs / "results-300.json").exists()
+    assert sorted(p.name for p in (outputs / "runs-all").iterdir()) == [
         "dense.trec", "hybrid-rerank.trec", "hybrid.trec", "qrels.tsv", "sparse.trec"]
-    full = json.loads((outputs / "results-300.json").read_text())
+    full = json.loads((outputs / "results-all.json").read_text())
+    # A dataset of one's own is a custom dataset, not "not a reproduction" of SciFact.
+    assert full["manifest"]["reproduction"] == {"of": "custom dataset", "is_reproduction": False,
+                                                "differing_inputs": []}
     assert full["query_set"] == "all" and full["table"][3]["measured"] is True
     assert full["comparison_300"]["row"] == "hybrid+rerank"
     assert full["comparison_300"]["verdict"] in ("stays-positive", "does-not-stay-positive")
@@ -225,3 +231,98 @@ def test_evaluate_refuses_a_batch_size_below_one(tmp_path, small_dataset, capsys
     assert main(["evaluate", str(project), *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{field}: expected a positive integer up to 65,536" in err
+
+
+def test_metrics_chosen_by_name_are_computed_compared_and_re_derived(small_dataset, tmp_path):
+    options = _options(small_dataset, tmp_path, skip_rerank=True, metrics=("P@5", "MRR@10", "nDCG@10:linear"))
+    results, problem = _verified(options, evaluate(options, log=lambda _: None))
+    assert problem is None, problem
+    hybrid = next(row for row in results["table"] if row["search"] == "hybrid")
+    assert {"P@5", "MRR@10", "nDCG@10:linear", "delta_MRR@10_vs_dense"} <= set(hybrid)
+    assert "recall@5" not in hybrid
+    assert set(results["comparisons"]["hybrid_vs_dense"]["metrics"]) == {"P@5", "MRR@10", "nDCG@10:linear"}
+    assert results["manifest"]["metrics"]["nDCG@10:linear"] == {"measure": "ndcg", "cutoff": 10, "gain": "linear"}
+    assert results["manifest"]["parameters"]["metrics"] == ["P@5", "MRR@10", "nDCG@10:linear"]
+
+
+def test_an_unknown_metric_name_in_readout_yaml_is_one_line(tmp_path, small_dataset, capsys):
+    from generator.cli import main
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "readout.yaml").write_text(f"title: t\nkind: beir\ndata: {small_dataset}\nevaluate:\n"
+                                          "  metrics: [recall@5, nDCG@5:graded]\n", encoding="utf-8")
+    assert main(["evaluate", str(project)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "readout.yaml:5: evaluate.metrics:" in err and "nDCG@5:graded" in err
+
+
+def test_identical_embeddings_get_identical_scores_and_keep_corpus_order():
+    import numpy as np
+
+    from generator.evaluate.retrieval import equalise_duplicate_scores, top_k
+
+    corpus = np.array([[0.6, 0.8], [1.0, 0.0], [0.6, 0.8], [0.0, 1.0], [0.6, 0.8]], dtype=np.float32)
+    scores = np.array([[0.9, 0.1, 0.9 + 1e-7, 0.2, 0.9 - 1e-7]], dtype=np.float32)  # a product's ulp noise
+    assert equalise_duplicate_scores(scores, corpus) == 2
+    assert scores[0, 0] == scores[0, 2] == scores[0, 4]
+    ranked = [doc for doc, _ in top_k(scores[0], ["d0", "d1", "d2", "d3", "d4"], 3)]
+    assert ranked == ["d0", "d2", "d4"]
+    untouched = np.array([[0.5, 0.25]], dtype=np.float32)
+    assert equalise_duplicate_scores(untouched, np.eye(2, dtype=np.float32)) == 0
+    assert untouched.tolist() == [[0.5, 0.25]]
+
+
+def test_duplicated_documents_rank_together_in_corpus_order(tmp_path, make_small_dataset):
+    data = make_small_dataset(tmp_path / "data")
+    lines = (data / "corpus.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    copies = [json.dumps({**first, "_id": f"copy{n}"}) for n in range(3)]
+    (data / "corpus.jsonl").write_text("\n".join(lines + copies) + "\n")
+    options = _options(data, tmp_path, skip_rerank=True)
+    evaluation = evaluate(options, log=lambda _: None)
+    checked = 0
+    for ranking in evaluation.rankings["dense"].values():
+        ids = [doc for doc, _ in ranking]
+        scores = dict(ranking)
+        present = [doc for doc in [first["_id"], "copy0", "copy1", "copy2"] if doc in ids]
+        if len(present) == 4:
+            checked += 1
+            assert len({scores[doc] for doc in present}) == 1
+            positions = [ids.index(doc) for doc in present]
+            assert positions == sorted(positions) and positions[-1] - positions[0] == 3
+    assert checked > 0, "the copies reached some query's candidates"
+
+
+def test_a_query_with_no_sparse_candidate_is_recorded(tmp_path, make_small_dataset):
+    data = make_small_dataset(tmp_path / "data")
+    queries = (data / "queries.jsonl").read_text().splitlines()
+    target = json.loads(queries[0])
+    queries[0] = json.dumps({**target, "text": "zzqxv wvvkrp"})  # no word the corpus uses
+    (data / "queries.jsonl").write_text("\n".join(queries) + "\n")
+    options = _options(data, tmp_path, skip_rerank=True)
+    results = evaluate(options, log=lambda _: None).results
+    assert results["queries_without_candidates"]["sparse"] == [target["_id"]]
+    assert results["queries_without_candidates"]["dense"] == []
+    assert results["per_query"]["sparse"][target["_id"]]["recall@5"] == 0.0
+
+
+def test_a_seeded_sample_is_drawn_with_its_seed_and_kept_in_qrels_order(small_dataset, tmp_path):
+    from generator.evaluate.data import load_dataset
+    from generator.evaluate.options import validate_evaluate_block
+
+    dataset = load_dataset(small_dataset)
+    ordered = dataset.test_query_ids()
+    first = dataset.select_queries("sample", size=3, order="seeded", seed=1)
+    assert len(first) == 3 and first == [q for q in ordered if q in first]
+    assert dataset.select_queries("sample", size=3, order="seeded", seed=1) == first
+    assert any(dataset.select_queries("sample", size=3, order="seeded", seed=seed) != first for seed in range(2, 12))
+    assert dataset.select_queries("sample", size=3) == ordered[:3]
+    block = validate_evaluate_block({"sample": {"size": 3, "order": "seeded", "seed": 1}}, "readout.yaml")
+    assert block == {"sample_size": 3, "sample_order": "seeded", "sample_seed": 1}
+    options = _options(small_dataset, tmp_path, skip_rerank=True, **block)
+    results = evaluate(options, log=lambda _: None).results
+    assert results["manifest"]["query_ids"] == first and results["queries"] == 3
+    assert results["manifest"]["parameters"]["sample"] == {"size": 3, "order": "seeded", "seed": 1}
+    with pytest.raises(InputError, match="order: seeded"):
+        validate_evaluate_block({"sample": {"size": 3, "seed": 4}}, "readout.yaml")

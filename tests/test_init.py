@@ -1,0 +1,246 @@
+"""`readout init DIR`: a working review project from an empty directory.
+
+The scaffold loads and validates against the packaged schema, its design is frozen, `check` exits
+1 because every starter claim has no source, `render --draft` flags them all, each commented source
+traces once uncommented, and (the issue's acceptance) `init` then `build --data --draft` works
+from an empty directory with the packaged MiniLM and no network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator.cli import build_parser, main
+from generator.errors import InputError
+from generator.project import load_project
+from generator.project.reference import load_config_schema
+from generator.scaffold import (DEFAULT_TITLE, DESIGN_DOCUMENTS, configure_init, init_lines, init_project,
+                                scaffold_files)
+
+STARTER_CLAIMS = ("rows-hybrid", "candidates-fixed", "expected-hybrid", "next-measure", "results-hybrid",
+                  "limits-sample")
+
+
+def _cli_has(*argv: str) -> bool:
+    """Whether generator.cli already parses these arguments (the init and build wiring)."""
+    try:
+        build_parser().parse_args(list(argv))
+    except SystemExit:
+        return False
+    return True
+
+
+def _require_cli(*argv: str) -> None:
+    assert _cli_has(*argv), f"generator.cli does not parse `readout {' '.join(argv)}`"
+
+
+def _init(argv: list[str]) -> int:
+    """`readout init` as the command line runs it."""
+    from generator.cli import main
+
+    return main(["init", *argv])
+
+
+def _uncomment_sources(ledger: Path) -> None:
+    """Replace each starter claim's text and sources by the commented ones beneath it."""
+    lines, out, index = ledger.read_text(encoding="utf-8").splitlines(), [], 0
+    while index < len(lines):
+        match = re.match(r"(\s*)# (text|sources):(.*)", lines[index])
+        if not match:
+            out.append(lines[index])
+            index += 1
+            continue
+        indent, key, rest = match.groups()
+        if key == "text":
+            position = max(i for i, line in enumerate(out) if line.strip().startswith("text:"))
+            out[position] = f"{indent}text:{rest}"
+            index += 1
+            continue
+        out.append(f"{indent}sources:{rest}")
+        index += 1
+        while index < len(lines) and lines[index].startswith(indent + "#   "):
+            out.append(indent + lines[index][len(indent) + 2:])
+            index += 1
+    ledger.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+def test_init_writes_a_project_that_loads_and_freezes(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert _init(["review"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    root = tmp_path / "review"
+    assert sorted(path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file()) == sorted(
+        [*scaffold_files(), "claims/design-freeze.json"])
+    assert (root / "outputs").is_dir() and not any((root / "outputs").iterdir())
+    assert sorted(path.name for path in (root / "design").iterdir()) == sorted(DESIGN_DOCUMENTS)
+    assert out[0] == "wrote review/readout.yaml"
+    assert out[-2] == "Froze 5 design documents in review/claims."
+    assert out[-1] == ("Created a readout project in review. Next: readout build review --data BEIR_FOLDER --draft "
+                       "(the next four commands are in review/README.md).")
+    project = load_project(root)
+    assert (project.kind, project.title, project.data) == ("beir", DEFAULT_TITLE, "data")
+    assert project.evaluate == {"dense_model": "minilm-offline", "skip_rerank": True,
+                                "skip_rerank_reason": "no cross-encoder can be loaded offline on this machine"}
+    assert set(project.require_outputs()) == {"readout", "teachback", "aar"}
+    frozen = json.loads((root / "claims" / "design-freeze.json").read_text())["documents"]
+    assert sorted(frozen) == sorted(DESIGN_DOCUMENTS)
+    assert main(["freeze", str(root)]) == 0
+    assert "Design freeze unchanged: 5 documents" in capsys.readouterr().out
+
+
+def test_the_scaffold_readout_yaml_is_commented_and_valid_against_the_packaged_schema(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    init_project(tmp_path / "p")
+    text = (tmp_path / "p" / "readout.yaml").read_text(encoding="utf-8")
+    assert text.count("\n#") + text.count("\n  #") >= 10
+    for alternative in ("dense_model: BAAI/bge-small-en-v1.5", "rerank_model: BAAI/bge-reranker-v2-m3",
+                        "rerank_cost: shape"):
+        assert f"#   {alternative}" in text
+    jsonschema.Draft202012Validator(load_config_schema()).validate(yaml.safe_load(text))
+
+
+def test_the_readme_says_the_next_four_commands(tmp_path):
+    init_project(tmp_path / "p")
+    readme = (tmp_path / "p" / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"^readout (\w+)", readme, re.M)
+    assert commands == ["build", "freeze", "check", "build"]
+    assert "readout build --draft --data PATH" in readme
+    init_project(tmp_path / "q", data=tmp_path)
+    assert "readout build --draft    " in (tmp_path / "q" / "README.md").read_text(encoding="utf-8")
+
+
+def test_init_writes_data_relative_to_the_project_or_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "beir").mkdir()
+    init_project("outside", data="beir")
+    assert load_project(tmp_path / "outside").data == str(tmp_path / "beir")
+    (tmp_path / "inside" / "data" / "beir").mkdir(parents=True)
+    init_project("inside", data="inside/data/beir", force=True)
+    assert load_project(tmp_path / "inside").data == "data/beir"
+    with pytest.raises(InputError, match=r"^missing: --data: not a directory"):
+        init_project("third", data="missing")
+    assert not (tmp_path / "third").exists()
+
+
+def test_a_title_is_a_label(tmp_path):
+    init_project(tmp_path / "p", title="  The reranker review  ")
+    assert load_project(tmp_path / "p").title == "The reranker review"
+    assert (tmp_path / "p" / "README.md").read_text().startswith("# The reranker review\n")
+    with pytest.raises(InputError, match=r"^--title: the title is the readout's heading: a label holds no sentence"):
+        init_project(tmp_path / "q", title="Hybrid wins. Ship it.")
+    assert not (tmp_path / "q").exists()
+
+
+def test_init_refuses_a_non_empty_directory_without_force(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "notes.txt").write_text("mine\n")
+    with pytest.raises(InputError) as refused:
+        init_project("p")
+    assert str(refused.value) == ("p: not empty (holds 'notes.txt'); init writes into a new or empty directory, or "
+                                  "pass --force to add the scaffold beside what is there (no file is ever replaced)")
+    assert sorted(path.name for path in (tmp_path / "p").iterdir()) == ["notes.txt"]
+    init_project("p", force=True)
+    assert (tmp_path / "p" / "notes.txt").read_text() == "mine\n"
+    load_project(tmp_path / "p")
+    (tmp_path / "repository" / ".git").mkdir(parents=True)   # `git init` first is fine
+    init_project("repository")
+    load_project(tmp_path / "repository")
+
+
+def test_force_never_replaces_a_file_and_writes_nothing_when_one_exists(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p" / "claims").mkdir(parents=True)
+    (tmp_path / "p" / "claims" / "ledger.yaml").write_text("version: 1\nclaims: []\n")
+    with pytest.raises(InputError, match=r"^p/claims/ledger.yaml: already exists; init never replaces a file"):
+        init_project("p", force=True)
+    assert [path.relative_to(tmp_path).as_posix() for path in sorted((tmp_path / "p").rglob("*"))] == [
+        "p/claims", "p/claims/ledger.yaml"]
+    (tmp_path / "f").write_text("a file\n")
+    with pytest.raises(InputError, match=r"^f: exists and is not a directory"):
+        init_project("f")
+
+
+def test_init_errors_are_one_line_with_exit_2(tmp_path, monkeypatch, capsys):
+    _require_cli("init", "x")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "x").write_text("")
+    assert main(["init", "p"]) == 2
+    assert capsys.readouterr().err.startswith("Error: p: not empty (holds 'x')")
+    assert main(["init", "q", "--title", "Twelve words"]) == 2
+    assert capsys.readouterr().err.startswith("Error: --title: the title is the readout's heading")
+    assert main(["init", "q"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "wrote q/readout.yaml"
+
+
+def test_check_exits_1_because_no_claim_has_a_source(tmp_path, capsys):
+    init_project(tmp_path / "p")
+    assert main(["check", "--no-record", str(tmp_path / "p")]) == 1
+    out = capsys.readouterr().out
+    for claim in STARTER_CLAIMS:
+        assert re.search(rf"claim {claim} \(\w+\): no source: ", out), claim
+    assert f"untraceable claims / total claims = {len(STARTER_CLAIMS)}/{len(STARTER_CLAIMS)}" in out
+
+
+def test_render_draft_flags_every_starter_claim_and_release_render_refuses(tmp_path, capsys, write_fixture_results):
+    root = tmp_path / "p"
+    init_project(root)
+    write_fixture_results(root / "outputs")
+    assert main(["render", str(root)]) == 1
+    assert "Render refused" in capsys.readouterr().err
+    assert main(["render", "--draft", str(root)]) == 0
+    html = (root / "outputs" / "readout.html").read_text(encoding="utf-8")
+    teachback = (root / "outputs" / "TEACHBACK.md").read_text(encoding="utf-8")
+    aar = (root / "outputs" / "AAR.md").read_text(encoding="utf-8")
+    for claim in STARTER_CLAIMS:
+        assert claim in html + teachback + aar
+    assert "UNTRACEABLE" in html and "UNTRACEABLE" in teachback and "UNTRACEABLE" in aar
+    assert "no source: attach a design quote" in aar
+
+
+def test_every_commented_source_traces_once_uncommented(tmp_path, capsys, write_fixture_results):
+    root = tmp_path / "p"
+    init_project(root)
+    write_fixture_results(root / "outputs")   # the fixture's hybrid beats dense on nDCG@5
+    _uncomment_sources(root / "claims" / "ledger.yaml")
+    assert main(["check", "--no-record", str(root)]) == 0, capsys.readouterr().out
+    assert main(["render", str(root)]) == 0
+
+
+def test_init_lines_name_every_file_written(tmp_path):
+    outcome = init_project(tmp_path / "p", data=tmp_path)
+    lines = init_lines(outcome)
+    assert len(lines) == len(scaffold_files()) + 2
+    assert "--data" not in lines[-1]
+
+
+@pytest.mark.model
+def test_init_then_build_with_data_renders_a_draft_offline(tmp_path, monkeypatch, capsys, make_small_dataset):
+    """The issue's acceptance: `readout init DIR && readout build DIR --data <a small BEIR folder>` from an
+    empty directory, with the packaged MiniLM and no network (HF_HUB_OFFLINE), in draft mode."""
+    _require_cli("init", "x")
+    _require_cli("build", "x", "--data", "d", "--draft")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
+    data = make_small_dataset(tmp_path / "beir")
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "review"]) == 0
+    assert main(["build", "review", "--data", str(data), "--draft"]) == 0
+    captured = capsys.readouterr()
+    assert "results: evaluating (" in captured.out
+    assert f"Draft: rendering with {len(STARTER_CLAIMS)} flagged failure(s)" in captured.err
+    html = (tmp_path / "review" / "outputs" / "readout.html").read_text(encoding="utf-8")
+    assert all(claim in html for claim in STARTER_CLAIMS) and "UNTRACEABLE" in html
+    results = json.loads((tmp_path / "review" / "outputs" / "results.json").read_text(encoding="utf-8"))
+    assert results["manifest"]["models"]["dense"]["name"].startswith("sentence-transformers/all-MiniLM-L6-v2")
+    assert [row["measured"] for row in results["table"]] == [True, True, True, False]
+    # Without --draft the release build stops at the check, and says how to go on.
+    assert main(["build", "review", "--data", str(data)]) == 1
+    assert "Render refused" in capsys.readouterr().err
