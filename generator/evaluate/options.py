@@ -86,6 +86,8 @@ class EvaluationOptions:
     sample_seed: int = DEFAULT_SEED
     # Where `--queries all` writes (its run files go to runs-<suffix>/ beside it).
     all_results: str = RESULTS_FILE["all"]
+    # Runs a team already has, evaluated as rows beside the built-in ones: (name, run file path).
+    run_rows: tuple[tuple[str, Path], ...] = ()
 
     @property
     def results_path(self) -> Path:
@@ -120,6 +122,7 @@ class EvaluationOptions:
             **({"metrics": list(self.metrics)} if self.metrics is not None else {}),
             **({"sample": self.sample_spec}
                if (self.sample_size, self.sample_order) != (SAMPLE_QUERY_COUNT, "qrels") else {}),
+            **({"run_rows": {name: path.name for name, path in self.run_rows}} if self.run_rows else {}),
             "bootstrap_resamples": self.bootstrap_resamples, "seed": self.seed,
         }
 
@@ -145,7 +148,8 @@ _TYPES: dict[str, type] = {"query_set": str, "dense_model": str, "rerank_model":
                            "skip_rerank_reason": str, "cache_dir": str, "depth": int, "rrf_k": int,
                            "rerank_max_length": int, "bootstrap_resamples": int, "seed": int, "progress": bool,
                            "device": str, "encode_batch_size": int, "rerank_batch_size": int, "rerank_cost": str,
-                           "comparisons": list, "metrics": list, "sample": dict, "all_results": str}
+                           "comparisons": list, "metrics": list, "sample": dict, "all_results": str,
+                           "run_rows": list}
 _CHOICES = {"query_set": QUERY_SETS, "device": DEVICES, "rerank_cost": RERANK_COST}
 # Sane ranges: a typo such as 10**90 resamples is refused when readout.yaml is read, not hours later.
 INTEGER_RANGES = {"depth": (1, 10_000), "rrf_k": (1, 1_000_000), "rerank_max_length": (1, 65_536),
@@ -188,6 +192,8 @@ def validate_evaluate_block(block: Any, config_display: str) -> dict[str, Any]:
         validated.update(_sample(validated.pop("sample"), config_display))
     if "comparisons" in block:
         validated["comparisons"] = _comparisons(block["comparisons"], config_display)
+    if "run_rows" in block:
+        validated["run_rows"] = _run_rows(block["run_rows"], config_display)
     if "metrics" in block:
         try:
             chosen = metrics_from_names(block["metrics"])
@@ -215,6 +221,26 @@ def _sample(raw: dict, config_display: str) -> dict[str, Any]:
     return {"sample_size": size, "sample_order": order, "sample_seed": seed}
 
 
+def _run_rows(raw: list, config_display: str) -> tuple[tuple[str, Path], ...]:
+    """`run_rows: [{name: team-bm25, file: runs/team.trec}]`: names unique, not a built-in row,
+    fit for a table; files relative to the project (resolved by the project, not here)."""
+    rows: list[tuple[str, Path]] = []
+    for index, item in enumerate(raw):
+        where = f"evaluate.run_rows[{index}]"
+        if not isinstance(item, dict) or set(item) != {"name", "file"} or not all(
+                isinstance(item[key], str) and item[key].strip() for key in ("name", "file")):
+            raise InputError("expected {name: ROW, file: PATH/TO/RUN.trec}", path=config_display, field=where)
+        name = item["name"].strip()
+        if name in ROWS or name in (row for row, _ in rows):
+            raise InputError(f"row {name!r} already exists: give the run its own name", path=config_display,
+                             field=f"{where}.name")
+        if (problem := data_text_problem(name)) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}", name):
+            raise InputError(f"a row name is a short identifier (letters, digits, _ . + -){': it ' + problem if problem else ''}",
+                             path=config_display, field=f"{where}.name")
+        rows.append((name, Path(item["file"]).expanduser()))
+    return tuple(rows)
+
+
 def _comparisons(raw: list, config_display: str) -> tuple[tuple[str, str], ...]:
     pairs = []
     for index, item in enumerate(raw):
@@ -238,6 +264,10 @@ def build_options(project_data: Path, outputs_dir: Path, configured: dict[str, A
     if "progress" not in configured:
         # Bars are for a person watching a terminal; a CI log gets the one-line messages only.
         configured["progress"] = sys.stderr.isatty()
+    if "run_rows" in configured:
+        # Relative to the project (the directory holding outputs/), like `data`.
+        configured["run_rows"] = tuple((name, path if path.is_absolute() else outputs_dir.parent / path)
+                                       for name, path in configured["run_rows"])
     options = replace(EvaluationOptions(data=project_data, outputs_dir=outputs_dir), **configured)
     options = replace(options, **{key: value for key, value in overrides.items() if value is not None})
     if options.query_set not in QUERY_SETS:

@@ -29,7 +29,7 @@ from generator.evaluate.metrics import timing_summary
 from generator.evaluate.models import resolve_device, resolve_model
 from generator.evaluate.options import RERANK_ROW, RESULTS_FILE, ROWS, EvaluationOptions
 from generator.evaluate.retrieval import dense_rankings, hybrid_rankings, rerank_rankings, sparse_rankings
-from generator.evaluate.runfiles import QRELS_COPY_NAME, format_qrels, format_run
+from generator.evaluate.runfiles import QRELS_COPY_NAME, format_qrels, format_run, read_supplied_run
 from generator.evaluate.sample_check import sample_comparisons
 from generator.evaluate.scoring import RowRun, rerank_summary, score_rows
 from generator.evaluate.comparisons import method_description
@@ -102,6 +102,17 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
               RERANK_ROW: rerank_identity.name if rerank_identity else options.rerank_model}
     judgements = {q: dict(dataset.qrels.scores.get(q, {})) for q in query_ids}
     rows = [RowRun(row, labels[row], rankings.get(row), rerank_reason if row == RERANK_ROW else None) for row in ROWS]
+    supplied = {}
+    documents = {document.doc_id for document in dataset.documents}
+    for name, path in options.run_rows:
+        shown = display_path(path)
+        if not path.is_file():
+            raise InputError("run file not found", path=shown, field=f"run_rows.{name}")
+        rankings[name] = read_supplied_run(path, shown, queries=dataset.queries, documents=documents,
+                                           depth=options.depth, query_ids=query_ids)
+        supplied[name] = {"path": os.path.relpath(path.resolve(), options.outputs_dir.resolve().parent),
+                          "sha256": sha256_file(path)}
+        rows.append(RowRun(name, f"run file {path.name}", rankings[name]))
     metrics = metrics_from_names(options.metrics) if options.metrics is not None else ROW_METRICS
     scored = score_rows(rows, judgements, query_ids, bootstrap_resamples=options.bootstrap_resamples,
                         seed=options.seed, pairs=options.comparisons, metrics=metrics)
@@ -130,6 +141,8 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
             "reproduction": identity,
             "parameters": options.parameters(),
             "runtime": options.runtime(device),
+            # Where each supplied run came from; its rows are re-written in runs/ like any other.
+            **({"supplied_runs": supplied} if supplied else {}),
             "query_ids": query_ids,
             # BEIR reads a negative grade as not relevant; how many the qrels hold is said, not hidden.
             "negative_judgements": dataset.negative_judgements,

@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 import struct
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
+from generator.errors import InputError
 from generator.fileio import atomic_write_text
 
 Ranking = Sequence[tuple[str, float]]
@@ -106,3 +107,53 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
             raise ValueError(f"line {number}: grade {parts[3]!r} is not an integer") from None
         judgements.setdefault(parts[0], {})[parts[2]] = grade
     return judgements
+
+
+def read_supplied_run(path: Path, shown: str, *, queries: Mapping[str, Any], documents: set[str], depth: int,
+                      query_ids: Sequence[str]) -> dict[str, list[tuple[str, float]]]:
+    """A run file a team already has (ranx, PyTerrier, Pyserini, trec_eval format), checked and
+    ranked the way trec_eval reads it: score descending, equal scores by document id descending
+    (the rank column is ignored, as trec_eval ignores it).
+
+    Refused with file:line: a line without six fields, a score that is not a finite number, a
+    query or document id the dataset does not hold, a document listed twice for one query. Each
+    evaluated query keeps its best `depth` documents; a query the file does not rank has none.
+    """
+    ranked: dict[str, list[tuple[int, str, float]]] = {}
+    seen: dict[str, set[str]] = {}
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text (byte {error.start:,})", path=shown) from None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = line.split()
+        if len(fields) != 6:
+            raise InputError(f"expected six fields (query Q0 document rank score tag), found {len(fields)}",
+                             path=shown, line=number)
+        query_id, _, doc_id, _, score_text, _ = fields
+        try:
+            score = float(score_text)
+        except ValueError:
+            score = math.nan
+        if not math.isfinite(score):
+            raise InputError(f"score {score_text[:40]!r} is not a finite number", path=shown, line=number,
+                             field="score")
+        if query_id not in queries:
+            raise InputError(f"query {query_id[:80]!r} is not in the dataset's queries.jsonl", path=shown,
+                             line=number, field="query")
+        if doc_id not in documents:
+            raise InputError(f"document {doc_id[:80]!r} is not in the dataset's corpus.jsonl", path=shown,
+                             line=number, field="document")
+        if doc_id in seen.setdefault(query_id, set()):
+            raise InputError(f"document {doc_id[:80]!r} is listed twice for query {query_id[:80]!r}", path=shown,
+                             line=number, field="document")
+        seen[query_id].add(doc_id)
+        ranked.setdefault(query_id, []).append((number, doc_id, score))
+    rankings = {}
+    for query_id in query_ids:
+        lines = sorted(ranked.get(query_id, []), key=lambda item: item[1], reverse=True)
+        lines = sorted(lines, key=lambda item: -item[2])[:depth]   # stable: the id order survives ties
+        rankings[query_id] = [(doc_id, score) for _, doc_id, score in lines]
+    return rankings

@@ -326,3 +326,58 @@ def test_a_seeded_sample_is_drawn_with_its_seed_and_kept_in_qrels_order(small_da
     assert results["manifest"]["parameters"]["sample"] == {"size": 3, "order": "seeded", "seed": 1}
     with pytest.raises(InputError, match="order: seeded"):
         validate_evaluate_block({"sample": {"size": 3, "seed": 4}}, "readout.yaml")
+
+
+# --- runs a team already has ------------------------------------------------------------------
+
+
+def test_a_run_file_row_scores_exactly_like_the_row_that_wrote_it(small_dataset, tmp_path):
+    import shutil
+
+    first = _options(small_dataset, tmp_path / "a", skip_rerank=True)
+    write_outputs(evaluate(first, log=lambda _: None), first, log=lambda _: None)
+    team = tmp_path / "team.trec"
+    shutil.copy(first.runs_dir / "hybrid.trec", team)
+    options = _options(small_dataset, tmp_path / "b", skip_rerank=True, run_rows=(("team", team),))
+    results, problem = _verified(options, evaluate(options, log=lambda _: None))
+    assert problem is None, problem
+    rows = {row["search"]: row for row in results["table"]}
+    assert [row["search"] for row in results["table"]][-1] == "team"
+    for metric in ("recall@5", "recall@50", "nDCG@5"):
+        assert rows["team"][metric] == rows["hybrid"][metric]
+    assert results["per_query"]["team"] == results["per_query"]["hybrid"]
+    assert results["comparisons"]["team_vs_dense"]["metrics"]["nDCG@5"]["delta"] == \
+        results["comparisons"]["hybrid_vs_dense"]["metrics"]["nDCG@5"]["delta"]
+    assert results["manifest"]["supplied_runs"]["team"]["sha256"] == sha256_of(team)
+
+
+def sha256_of(path):
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("q0 Q0 doc000 1 0.5", "expected six fields"),
+    ("q0 Q0 doc000 1 nan run", "is not a finite number"),
+    ("nobody Q0 doc000 1 0.5 run", "query 'nobody' is not in the dataset"),
+    ("q0 Q0 ghost 1 0.5 run", "document 'ghost' is not in the dataset"),
+])
+def test_a_bad_run_file_is_refused_with_its_line(small_dataset, tmp_path, line, expected):
+    team = tmp_path / "team.trec"
+    team.write_text("q0 Q0 doc001 1 0.9 run\n" + line + "\n")
+    options = _options(small_dataset, tmp_path, skip_rerank=True, run_rows=(("team", team),))
+    with pytest.raises(InputError, match=expected) as raised:
+        evaluate(options, log=lambda _: None)
+    assert raised.value.line == 2
+
+
+def test_ties_in_a_supplied_run_are_broken_as_trec_eval_breaks_them(small_dataset, tmp_path):
+    from generator.evaluate.runfiles import read_supplied_run
+
+    run = tmp_path / "tied.trec"
+    run.write_text("q0 Q0 doc001 1 0.5 r\nq0 Q0 doc009 2 0.5 r\nq0 Q0 doc004 3 0.7 r\n")
+    ranked = read_supplied_run(run, "tied.trec", queries={"q0": "x"}, documents={"doc001", "doc004", "doc009"},
+                               depth=50, query_ids=["q0", "q1"])
+    assert [doc for doc, _ in ranked["q0"]] == ["doc004", "doc009", "doc001"]   # equal scores: id descending
+    assert ranked["q1"] == []

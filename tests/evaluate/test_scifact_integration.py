@@ -95,3 +95,19 @@ def test_300_query_file_carries_the_comparison_block(evaluated):
     hybrid = by_row["hybrid"]["per_metric"]["nDCG@5"]
     assert hybrid["full"]["delta"] == pytest.approx(results["table"][2]["paired_vs_dense"]["nDCG@5"]["delta"])
     assert hybrid["full"]["queries"] == 300 and hybrid["sample"]["queries"] == 20
+
+
+def test_the_committed_hybrid_run_as_a_run_row_gives_exactly_the_hybrid_rows_metrics(scifact, scifact_dir, tmp_path):
+    from pathlib import Path
+
+    repository = Path(__file__).resolve().parents[2]
+    committed = json.loads((repository / "outputs" / "results.json").read_text())
+    options = EvaluationOptions(data=scifact_dir, outputs_dir=tmp_path / "outputs", dense_model="minilm-offline",
+                                skip_rerank=True, progress=False, bootstrap_resamples=200,
+                                run_rows=(("committed-hybrid", repository / "outputs" / "runs" / "hybrid.trec"),))
+    results = evaluate(options, log=print, dataset=scifact).results
+    supplied = next(row for row in results["table"] if row["search"] == "committed-hybrid")
+    hybrid = next(row for row in committed["table"] if row["search"] == "hybrid")
+    for metric in TREC_MEASURES:
+        assert supplied[metric] == hybrid[metric], metric
+    assert results["per_query"]["committed-hybrid"] == committed["per_query"]["hybrid"]
