@@ -33,7 +33,7 @@ from generator.errors import InputError, ReadoutError
 from generator.evaluate.options import (DEVICES, ENCODE_BATCH_SIZE, QUERY_SETS, RERANK_BATCH_SIZE, RERANK_COST,
                                         SKIP_RERANK_REASON)
 from generator.evaluate.selftest import MUTANT_NOTICE, run_checks
-from generator.fileio import display_path, dumps_json
+from generator.fileio import display_path, dumps_json, path_option
 from generator.render.export import configure_export, run_export
 from generator.scaffold import configure_init, init_lines, init_project
 from generator.project import Project, load_project
@@ -105,7 +105,7 @@ def _print_lines(lines: Sequence[str], stream: TextIO) -> None:
 
 
 def _project_argument(parser: argparse.ArgumentParser, help_text: str, default: Path = Path(".")) -> None:
-    parser.add_argument("project", nargs="?", default=default, type=_path, help=help_text)
+    parser.add_argument("project", nargs="?", default=default, type=path_option, help=help_text)
 
 
 # --- selftest -------------------------------------------------------------------------------
@@ -136,7 +136,7 @@ def _run_selftest(args: argparse.Namespace) -> int:
 
 def _configure_evaluate(parser: argparse.ArgumentParser) -> None:
     _project_argument(parser, "project directory holding readout.yaml and outputs/ (default: .)")
-    parser.add_argument("--data", type=_path, default=None,
+    parser.add_argument("--data", type=path_option, default=None,
                         help="BEIR dataset directory (corpus.jsonl, queries.jsonl, qrels/test.tsv); "
                              "default: the project's readout.yaml `data`")
     parser.add_argument("--queries", default=None, choices=QUERY_SETS,
@@ -150,10 +150,10 @@ def _configure_evaluate(parser: argparse.ArgumentParser) -> None:
                         help="cross-encoder: hub name or local path (default BAAI/bge-reranker-v2-m3)")
     parser.add_argument("--skip-rerank", action="store_true", default=None,
                         help="record the hybrid+rerank row as not measured instead of running it")
-    parser.add_argument("--output", type=_path, default=None,
+    parser.add_argument("--output", type=path_option, default=None,
                         help="results file (default outputs/results.json, or outputs/results-all.json "
                              "with --queries all)")
-    parser.add_argument("--cache-dir", type=_path, default=None,
+    parser.add_argument("--cache-dir", type=path_option, default=None,
                         help="embedding and rerank-score cache (default ~/.cache/readout or $READOUT_CACHE)")
     _runtime_arguments(parser)
     parser.add_argument("--encode-batch-size", type=int, default=None,
@@ -212,7 +212,7 @@ def _configure_cost(parser: argparse.ArgumentParser) -> None:
                         help="tokens per pair after truncation (default 512, or readout.yaml's "
                              "evaluate.rerank_max_length)")
     _runtime_arguments(parser)
-    parser.add_argument("--cache-dir", type=_path, default=None,
+    parser.add_argument("--cache-dir", type=path_option, default=None,
                         help="per-query timing cache (default ~/.cache/readout or $READOUT_CACHE)")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="text for people (default), json for machines")
@@ -305,10 +305,10 @@ def _run_freeze(args: argparse.Namespace) -> int:
 
 
 def _configure_import_draft(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("draft", type=_path, help="Markdown draft to split into one claim per sentence")
+    parser.add_argument("draft", type=path_option, help="Markdown draft to split into one claim per sentence")
     parser.add_argument("--output", dest="output_name", required=True, choices=("teachback", "aar", "readout"),
                         help="which report the draft is for")
-    parser.add_argument("--ledger", type=_path, default=Path("claims/ledger.yaml"),
+    parser.add_argument("--ledger", type=path_option, default=Path("claims/ledger.yaml"),
                         help="ledger to append to (default claims/ledger.yaml)")
 
 
@@ -384,7 +384,7 @@ def _run_render(args: argparse.Namespace) -> int:
 
 def _configure_build(parser: argparse.ArgumentParser) -> None:
     _project_argument(parser, "project directory (the repository root, or examples/l03); default: .")
-    parser.add_argument("--data", type=_path, default=None,
+    parser.add_argument("--data", type=path_option, default=None,
                         help="dataset directory for this build (a BEIR folder for kind: beir); "
                              "default: the project's readout.yaml `data`")
     parser.add_argument("--draft", action="store_true",
@@ -441,7 +441,7 @@ def _run_sandbox(args: argparse.Namespace) -> int:
 
 
 def _configure_ceiling(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("input", nargs="?", type=_path, default=None,
+    parser.add_argument("input", nargs="?", type=path_option, default=None,
                         help="JSON case file {query, query_vector, documents: [{id, text, vector, "
                              "relevance}], w, k, pool, cutoff, oracle}; omit to run the built-in preset")
     parser.add_argument("--pool", type=int, default=None, help="candidate pool depth")
@@ -500,13 +500,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(EXIT_USAGE, _one_line(f"Error: {self.prog}: {message} (see {self.prog} --help)") + "\n")
-
-
-def _path(text: str) -> Path:
-    """A path option: an empty string is refused rather than read as the working directory."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("empty path")
-    return Path(text)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -135,6 +135,16 @@ def atomic_write_json(path: str | os.PathLike, value: Any) -> Path:
     return atomic_write_text(path, dumps_json(value))
 
 
+def path_option(text: str) -> Path:
+    """An argparse type for a path option: an empty string is refused rather than read as the
+    working directory."""
+    import argparse
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty path")
+    return Path(text)
+
+
 def display_path(path: Path | str) -> str:
     """`path` relative to the working directory when it lies below it, else as given."""
     try:

@@ -253,6 +253,19 @@ def resolve(data: Any, steps: tuple[Step, ...], *, measured_only: bool = True) -
     return Resolution(True, value=current)
 
 
+def cost_block(data: Any, steps: tuple[Step, ...]) -> dict | None:
+    """The block on the way to a value that says how a cost was measured (`"cost": "measured"`,
+    `"measured by shape"` or `"not measured"`, beside its `"quality"`), or None."""
+    current = data
+    for step in steps:
+        if isinstance(current, dict) and isinstance(current.get("cost"), str):
+            return current
+        if step.kind != "key" or not isinstance(current, dict) or step.key not in current:
+            return None
+        current = current[step.key]
+    return current if isinstance(current, dict) and isinstance(current.get("cost"), str) else None
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "null"

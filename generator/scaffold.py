@@ -37,7 +37,7 @@ from pathlib import Path
 
 from generator.claims.freeze import freeze_project
 from generator.errors import InputError
-from generator.fileio import atomic_write_text, display_path
+from generator.fileio import atomic_write_text, display_path, path_option
 from generator.project import CONFIG_NAME, load_project
 from generator.wording import label_problem
 
@@ -438,17 +438,10 @@ def init_lines(outcome: InitOutcome) -> list[str]:
 # --- the command line (wired into generator.cli) ------------------------------------------------
 
 
-def _path(text: str) -> Path:
-    """A path argument: an empty string is refused rather than read as the working directory."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("empty path")
-    return Path(text)
-
-
 def configure_init(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("directory", type=_path,
+    parser.add_argument("directory", type=path_option,
                         help="where the project goes: a new or empty directory (created if missing)")
-    parser.add_argument("--data", type=_path, default=None,
+    parser.add_argument("--data", type=path_option, default=None,
                         help="the BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) written as readout.yaml's "
                              "`data` (default: data, inside the project)")
     parser.add_argument("--title", default=None,

@@ -50,7 +50,7 @@ from generator.fileio import display_path, sha256_file
 from generator.numerals import find_numerals, inside_quoted_span
 from generator.project import Project
 from generator.wording import COMPARATIVE, QUALITY, VERDICT, data_text_problem
-from generator.results import Step, path_text
+from generator.results import Step, cost_block, path_text
 
 # Top-level counts that say what was measured rather than how well.
 COUNTS = ("queries", "query_set", "documents", "candidate_depth", "topics")
@@ -230,14 +230,9 @@ def check_claim(claim: Claim, context: _Context) -> ClaimResult:
 
 def _cost_only_block(steps: tuple[Step, ...], data: Any) -> dict | None:
     """The block on the way to a value that measured cost alone (`"quality": "not measured"`)."""
-    current = data
-    for step in steps:
-        if isinstance(current, dict) and current.get("quality") == "not measured" and \
-                current.get("cost") not in (None, "not measured"):
-            return current
-        if step.kind != "key" or not isinstance(current, dict) or step.key not in current:
-            return None
-        current = current[step.key]
+    block = cost_block(data, steps)
+    if block is not None and block.get("quality") == "not measured" and block.get("cost") != "not measured":
+        return block
     return None
 
 

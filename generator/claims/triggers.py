@@ -45,7 +45,7 @@ from generator.claims.predicates import (UNKNOWN, Predicate, PredicateEvaluation
                                          compile_predicate, evaluate_three_valued)
 from generator.errors import InputError
 from generator.fileio import display_path, reading
-from generator.results import RESULTS_NAME, PathSyntaxError, Results, parse_path, path_text, resolve
+from generator.results import RESULTS_NAME, PathSyntaxError, Results, cost_block, parse_path, path_text, resolve
 from generator.safe_yaml import load_config_with_lines
 from generator.wording import label_problem
 
@@ -309,11 +309,5 @@ def _is_number_or_bool(value: Any) -> bool:
 
 def _how_measured(data: Any, steps: tuple) -> str:
     """"measured by shape" when the value lies in a block whose cost was measured by shape."""
-    current = data
-    for step in steps:
-        if isinstance(current, dict) and current.get("cost") == "measured by shape":
-            return "measured by shape"
-        if step.kind != "key" or not isinstance(current, dict) or step.key not in current:
-            break
-        current = current[step.key]
-    return "measured"
+    block = cost_block(data, steps)
+    return "measured by shape" if block is not None and block.get("cost") == "measured by shape" else "measured"

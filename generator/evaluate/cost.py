@@ -229,11 +229,6 @@ class CostMeasurement:
         return sum(int(entry["pairs"]) for entry in self.entries.values())
 
     @property
-    def pairs_per_second(self) -> float:
-        seconds = sum(self.milliseconds) / 1000.0
-        return self.pairs / seconds if seconds > 0 else 0.0
-
-    @property
     def cpu_seconds_per_wall_second(self) -> float | None:
         cpu = [entry.get("cpu_seconds") for entry in self.entries.values()]
         if any(not isinstance(seconds, (int, float)) for seconds in cpu):

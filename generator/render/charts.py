@@ -28,7 +28,7 @@ from markupsafe import Markup
 
 from generator.project.outputs import DeltasChart, QualityVsTimeChart
 from generator.render.values import as_number, format_number
-from generator.results import MISSING, lookup
+from generator.results import MISSING, cost_block, lookup, parse_path
 
 # One colour and one pattern per metric, wherever it is drawn. Others get a stable one by name.
 METRIC_STYLES: dict[str, tuple[str, str]] = {
@@ -191,11 +191,10 @@ def _time_cost(results: dict, path: str) -> tuple[float | None, str]:
     """The time value and how it was measured ("measured", "measured by shape", "not measured")."""
     value = lookup(results, path)
     number = as_number(value) if value is not MISSING else None
-    block = results.get(path.split(".")[0]) if "." in path else None
-    how = block.get("cost") if isinstance(block, dict) and isinstance(block.get("cost"), str) else "measured"
-    if number is None or (isinstance(block, dict) and block.get("measured") is False):
+    block = cost_block(results, parse_path(path))
+    if number is None or (block is not None and block.get("measured") is False):
         return None, "not measured"
-    return number, how
+    return number, block["cost"] if block is not None else "measured"
 
 
 def time(rows: list[dict], results: dict, chart: QualityVsTimeChart, name_key: str, door, labels,

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
 from generator.errors import InputError
-from generator.fileio import atomic_write_text, display_path, reading
+from generator.fileio import atomic_write_text, display_path, path_option, reading
 from generator.project import Project, load_project
 from generator.project.outputs import OutputSpec
 from generator.render.labels import LABELS_NAME, Labels, load_labels
@@ -236,15 +236,8 @@ def _latex(view: dict, labels: Labels, source: str, sha256: str, output: str) ->
 # --- the command ------------------------------------------------------------------------------
 
 
-def _path(text: str) -> Path:
-    """A path option: an empty string is refused rather than read as the working directory."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("empty path")
-    return Path(text)
-
-
 def configure_export(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("project", nargs="?", default=Path("."), type=_path,
+    parser.add_argument("project", nargs="?", default=Path("."), type=path_option,
                         help="project directory holding readout.yaml and outputs/results.json; default: .")
     parser.add_argument("--format", choices=FORMATS, default="csv",
                         help="csv (a header row, intervals as low/high columns; default) or latex (a booktabs "
@@ -252,7 +245,7 @@ def configure_export(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", dest="output_name", metavar="NAME", default=None,
                         help="which report's table: readout, teachback or aar (default: the first of them, in "
                              "that order, that has a table)")
-    parser.add_argument("--to", type=_path, default=None, metavar="FILE",
+    parser.add_argument("--to", type=path_option, default=None, metavar="FILE",
                         help="write FILE (.csv or .tex) atomically instead of printing to stdout")
 
 

@@ -299,3 +299,87 @@ def test_a_fired_trigger_is_not_said_by_its_opposite_or_its_negation(make_projec
                            extra_claims=VERDICT.format(text=text, state="fires"))
         result = check_project(load_project(project)).result("computed-verdict")
         assert result.traceable is traces, (text, result.reasons)
+
+
+# --- trying to get round the rules ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "We should **de**ploy the reranker.",          # Markdown splits the word; the reader sees it whole
+    "S&#104;ip the reranker.",                     # an entity spells it
+    'The plan: "ship the reranker" this week.',   # quoted, but quoting no design document
+    "Roll it out: the reranker goes live.",
+])
+def test_a_verdict_in_another_spelling_still_needs_its_decision(make_project, tmp_path, text):
+    extra = f"""
+- id: sneaky-verdict
+  output: readout
+  section: verdict
+  kind: recommendation
+  text: '{text}'
+  sources:
+    - design: {{document: decisions.md, quote: "Hybrid uses RRF with constant 60 over both top-50 lists."}}
+"""
+    project = _project(make_project, tmp_path, extra_claims=extra, shape_milliseconds=900)
+    result = check_project(load_project(project)).result("sneaky-verdict")
+    assert not result.traceable
+    assert any("no decision record computes" in reason for reason in result.reasons), result.reasons
+
+
+@pytest.mark.parametrize("text, values, missing", [
+    # Hybrid's change over dense presented as a bare lift.
+    ("Hybrid lifts nDCG@5 by {d:+.3f}.", '{d: "table[search=hybrid].delta_nDCG@5_vs_dense"}', "dense"),
+    # A comparison with dense read out as if it were against hybrid.
+    ("Sparse changes nDCG@5 by {d:+.3f} against hybrid.",
+     '{d: "comparisons.sparse_vs_dense.metrics.nDCG@5.delta"}', "dense"),
+    # The row of a comparison is named only by its baseline.
+    ("Against dense the change is {d:+.3f}.", '{d: "comparisons.hybrid_vs_dense.metrics.nDCG@5.delta"}', "hybrid"),
+])
+def test_a_change_names_its_row_and_its_baseline(make_project, tmp_path, text, values, missing):
+    extra = f"""
+- id: unnamed-baseline
+  output: readout
+  section: results
+  kind: performance
+  text: "{text}"
+  sources:
+    - measured:
+        values: {values}
+"""
+    project = make_project(tmp_path / "p", extra_claims=extra)
+    result = check_project(load_project(project)).result("unnamed-baseline")
+    assert not result.traceable
+    assert any(f"name {missing}" in reason or f"not name that row" in reason for reason in result.reasons), \
+        result.reasons
+
+
+def test_a_cost_by_shape_from_another_sample_is_not_measured_there(make_project, tmp_path):
+    """The 300-query file measures no cost by shape: the release sample's cost cannot be cited from it."""
+    from generator.evaluate.pipeline import not_measured_cost, write_sealed_results
+    from tests.conftest import fixture_evaluation
+
+    project = make_project(tmp_path / "p", results={"shape_milliseconds": 900}, extra_claims="""
+- id: cost-elsewhere
+  output: readout
+  section: cost
+  kind: performance
+  text: "Measured by shape on {queries} queries, the reranker takes {p95:,.0f} ms per query at p95."
+  sources:
+    - measured:
+        file: results-all.json
+        values: {p95: rerank_cost.p95_milliseconds, queries: queries}
+""")
+    evaluation = fixture_evaluation(hybrid_variant=1)
+    evaluation.results["rerank_cost"] = not_measured_cost("BAAI/bge-reranker-v2-m3",
+                                                          "cost by shape is measured on the release sample only")
+    write_sealed_results(project / "outputs" / "results-all.json", project / "outputs" / "runs-all", evaluation)
+    result = check_project(load_project(project)).result("cost-elsewhere")
+    assert not result.traceable
+    assert any("not measured" in reason for reason in result.reasons), result.reasons
+
+
+def test_a_quality_word_spelled_through_markup_beside_a_shape_cost_is_caught(make_project, tmp_path):
+    result = _cost_claim(make_project, tmp_path,
+                         "Measured by shape, the reranker costs {p95:,.0f} ms per query and **re**call rises.")
+    assert not result.traceable
+    assert any("speaks of quality ('recall" in reason for reason in result.reasons), result.reasons
