@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   builds the readout of the embedded offline example (examples/l03), no model needed
-#   make test   runs the whole test suite
+#   make test   runs the whole test suite (then the suite without the evaluation stack on
+#               Python 3.12 and 3.13, where the machine has them: .ci/other-pythons)
 VENV ?= .venv
 PYTHON ?= python3
 BIN = $(VENV)/bin
@@ -9,7 +10,7 @@ BIN = $(VENV)/bin
 # cannot work offline): `make test` installs it when it is missing and make runs as root.
 CHROMIUM ?= $(or $(READOUT_CHROMIUM),/usr/bin/chromium)
 
-.PHONY: demo test selftest bench clean-venv chromium
+.PHONY: demo test test-pythons selftest bench clean-venv chromium
 
 $(BIN)/readout: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +35,11 @@ chromium:
 
 test: $(BIN)/readout chromium
 	$(BIN)/python -m pytest
+	.ci/other-pythons
+
+# Python 3.12 and 3.13, without the evaluation stack (no CPU torch for them here; see the script).
+test-pythons:
+	.ci/other-pythons
 
 selftest: $(BIN)/readout
 	$(BIN)/readout selftest
@@ -43,4 +49,4 @@ bench: $(BIN)/readout
 	$(BIN)/python bench/bench_checker.py
 
 clean-venv:
-	rm -rf $(VENV)
+	rm -rf $(VENV) .venv-3.12 .venv-3.13

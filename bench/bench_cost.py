@@ -33,12 +33,12 @@ MAX_LENGTH = 512
 
 
 def release_pairs(queries: int) -> tuple[dict[str, list[tuple[str, str]]], str]:
-    from generator.evaluate.candidates import hybrid_candidate_pairs
+    from generator.evaluate.candidates import rerank_candidate_pairs
 
     data = REPOSITORY / ".." / "shared" / "data" / "scifact"
     results = REPOSITORY / "outputs" / "results.json"
     if data.is_dir() and (REPOSITORY / "outputs" / "runs" / "hybrid.trec").is_file():
-        pairs = hybrid_candidate_pairs(results, data).pairs_by_query
+        pairs = rerank_candidate_pairs(results, data).pairs_by_query
         chosen = dict(list(pairs.items())[:queries])
         return chosen, f"SciFact release sample, hybrid candidates of the first {len(chosen)} queries"
     rng = random.Random(7)

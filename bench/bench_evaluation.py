@@ -35,7 +35,7 @@ def main() -> None:
     from generator.evaluate.cache import EmbeddingCache
     from generator.evaluate.data import load_dataset
     from generator.evaluate.models import load_cross_encoder, resolve_model
-    from generator.evaluate.retrieval import dense_rankings, hybrid_rankings, sparse_rankings
+    from generator.evaluate.retrieval import dense_rankings, fused_rankings, sparse_rankings
 
     dataset = load_dataset(args.data)
     documents = dataset.documents[: args.documents]
@@ -79,7 +79,7 @@ def main() -> None:
         BertForSequenceClassification(config).save_pretrained(model_dir)
         BertTokenizerFast.from_pretrained(identity.path).save_pretrained(model_dir)
         cross = load_cross_encoder(resolve_model(model_dir), max_length=512)
-        hybrid = hybrid_rankings(dense, sparse, 60, 50)
+        hybrid = fused_rankings([dense, sparse], "rrf", 50, k=60)
         by_id = {d.doc_id: d.retrieval_text for d in documents}
         first = next(iter(hybrid))
         cross.predict([(queries[first], by_id[d]) for d, _ in hybrid[first]], show_progress_bar=False)

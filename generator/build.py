@@ -37,9 +37,10 @@ def refresh_results(project: Project, log: Callable[[str], None]) -> tuple[str, 
         log("results: running the sandbox")
         return "results: sandbox run", run_sandbox(project.sandbox_config())
     # The evaluation stage imports numpy, torch and bm25s; a sandbox build must start without them.
-    from generator.evaluate.pipeline import results_are_current, run_and_write
+    from generator.evaluate.pipeline import prepare_data, results_are_current, run_and_write
 
     options = project.evaluation_options()
+    prepare_data(options, log)
     current, why = results_are_current(options)
     if current:
         message = f"results: up to date ({why}); evaluation skipped"

@@ -32,8 +32,9 @@ from generator.claims.report import format_github, format_text, report_dict
 from generator.errors import InputError, ReadoutError
 from generator.evaluate.options import (DEVICES, ENCODE_BATCH_SIZE, QUERY_SETS, RERANK_BATCH_SIZE, RERANK_COST,
                                         SKIP_RERANK_REASON)
+from generator.evaluate.irds import identifier_of
 from generator.evaluate.selftest import MUTANT_NOTICE, run_checks
-from generator.fileio import display_path, dumps_json, path_option
+from generator.fileio import LINK_LOOP, display_path, dumps_json, path_option
 from generator.render.export import configure_export, run_export
 from generator.scaffold import configure_init, init_lines, init_project
 from generator.project import Project, load_project
@@ -86,7 +87,7 @@ def error_line(error: BaseException) -> str:
     prefix = f"{where}: " if where else ""
     loop = re.match(r"Symlink loop from '(.*)'\Z", str(error)) if isinstance(error, RuntimeError) else None
     if loop:   # Path.resolve on Python 3.11 reports a link cycle this way
-        return _one_line(f"Error: {display_path(loop.group(1))}: a symbolic link loop; remove or repoint the link")
+        return _one_line(f"Error: {display_path(loop.group(1))}: {LINK_LOOP}")
     hint = " (run with --debug or READOUT_DEBUG=1 for the traceback)"
     if isinstance(error, OSError):   # a permission or a full disk is the user's to fix, not a bug
         return _one_line(f"Error: {prefix}{detail}")
@@ -149,7 +150,7 @@ def _configure_evaluate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rerank-model", default=None,
                         help="cross-encoder: hub name or local path (default BAAI/bge-reranker-v2-m3)")
     parser.add_argument("--skip-rerank", action="store_true", default=None,
-                        help="record the hybrid+rerank row as not measured instead of running it")
+                        help="record the rerank row as not measured instead of running it")
     parser.add_argument("--output", type=path_option, default=None,
                         help="results file (default outputs/results.json, or outputs/results-all.json "
                              "with --queries all)")
@@ -202,7 +203,7 @@ def _configure_cost(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="reranker: a built-in shape (BAAI/bge-reranker-v2-m3, -large, -base, "
                                       "cross-encoder/ms-marco-MiniLM-L-12-v2, -L-6-v2), a directory holding its "
                                       "config.json, or a hub name (config.json from the Hugging Face cache or hub)")
-    _project_argument(parser, "project directory whose outputs/ hold the hybrid run (default: .)")
+    _project_argument(parser, "project directory whose outputs/ hold the run the reranker reorders (default: .)")
     parser.add_argument("--depth", default=None,
                         help="comma-separated candidate depths for a cost curve, e.g. 10,20,50 "
                              "(default: every candidate, one measurement)")
@@ -219,7 +220,8 @@ def _configure_cost(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_cost(args: argparse.Namespace) -> int:
-    from generator.evaluate.candidates import hybrid_candidate_pairs
+    from generator.evaluate.candidates import rerank_candidate_pairs
+    from generator.evaluate.pipeline import prepare_data
     from generator.evaluate.cost import cost_curve, measure_rerank_cost
     from generator.evaluate.cost_report import depths_from_text, format_curve, format_measurement
 
@@ -229,8 +231,12 @@ def _run_cost(args: argparse.Namespace) -> int:
     options = project.evaluation_options(query_set=args.queries, cache_dir=args.cache_dir,
                                          rerank_max_length=args.max_length, device=args.device,
                                          rerank_batch_size=args.batch_size)
-    candidates = hybrid_candidate_pairs(options.results_path, options.data)
-    settings = dict(max_length=options.rerank_max_length, batch_size=options.rerank_batch_size,
+    prepare_data(options, log=lambda message: print(message, file=sys.stderr))
+    candidates = rerank_candidate_pairs(options.results_path, options.data)
+    # The rerank row's own max_length, where readout.yaml gives it one, unless --max-length says otherwise.
+    rerank_row = next((spec for spec in options.row_specs() if spec.kind == "rerank"), None)
+    max_length = args.max_length or (rerank_row.max_length if rerank_row else options.rerank_max_length)
+    settings = dict(max_length=max_length, batch_size=options.rerank_batch_size,
                     cache_dir=options.cache_dir, device=options.device, progress=options.progress,
                     log=lambda message: print(message, file=sys.stderr))
     try:
@@ -395,7 +401,8 @@ def _run_build(args: argparse.Namespace) -> int:
     project = load_project(args.project)
     if args.data is not None:
         # An option's path is relative to the working directory; readout.yaml's `data` to the project.
-        project = replace(project, data=str(args.data.expanduser().absolute()))
+        project = replace(project, data=str(args.data) if identifier_of(str(args.data))
+                          else str(args.data.expanduser().absolute()))
     outcome = build_project(project, log=print, draft=args.draft)
     if outcome.sandbox is not None:
         code = _report_sandbox(outcome.sandbox)

@@ -6,6 +6,7 @@ crash or an error never leaves a half-written file where a reader expects a whol
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -15,6 +16,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
+
+from generator.errors import InputError
 
 HASH_CHUNK_BYTES = 1 << 20
 
@@ -152,6 +155,42 @@ def display_path(path: Path | str) -> str:
     except OSError:
         return str(path)
     return _display_path(str(path), cwd)
+
+
+def resolved(path: Path | str) -> Path:
+    """`Path.resolve()` that refuses a symbolic link loop in one line on every Python: 3.11
+    raises RuntimeError, while 3.13 returns the unresolved path and leaves the loop to whatever
+    reads it next (a directory that "does not exist", a file silently skipped)."""
+    try:
+        result = Path(path).resolve()
+    except RuntimeError:
+        raise InputError(LINK_LOOP, path=display_path(path)) from None
+    try:
+        os.stat(result)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise InputError(LINK_LOOP, path=display_path(path)) from None
+    return result
+
+
+LINK_LOOP = "a symbolic link loop; remove or repoint the link"
+
+
+def default_cache_dir() -> Path:
+    """Embeddings, rerank scores, cost timings and dataset exports: $READOUT_CACHE or ~/.cache/readout."""
+    configured = os.environ.get("READOUT_CACHE")
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "readout"
+
+
+def display_home_path(path: Path | str) -> str:
+    """A cache location as a reader expects it: `~/.cache/readout` for a path below the home
+    directory (no user name in a log), otherwise as `display_path` shows it."""
+    try:
+        home = Path.home().resolve()
+        relative = Path(os.path.abspath(path)).relative_to(home)
+    except (RuntimeError, ValueError, OSError):
+        return display_path(path)
+    return "~" if relative == Path(".") else f"~/{relative.as_posix()}"
 
 
 @lru_cache(maxsize=4096)

@@ -57,7 +57,7 @@ _CONFIG = """\
 # a mistake is reported as one line, `readout.yaml:LINE: key: message`.
 title: {title}
 kind: beir
-# The BEIR folder the four rows run on (corpus.jsonl, queries.jsonl, qrels/test.tsv), relative to
+# The BEIR folder the rows run on (corpus.jsonl, queries.jsonl, qrels/test.tsv), relative to
 # this file or absolute. `readout build --data PATH` uses another folder for one run.
 data: {data}
 evaluate:
@@ -73,9 +73,18 @@ evaluate:
   # Measure the skipped reranker's cost from its architecture with random weights (minutes per
   # query for a large model; its quality stays not measured):
   #   rerank_cost: shape
-  # The release sample is the first twenty test queries; `all` runs every test query into
-  # outputs/results-300.json:
-  #   query_set: sample
+  # The release sample is the first twenty test queries; `readout evaluate --queries all` runs
+  # every test query into outputs/results-all.json:
+  #   sample: {{size: 20, order: qrels}}
+  # The rows, the baseline first (left out: these four). A row reads only rows above it; kinds
+  # dense, sparse, fusion (rrf, or minmax over two), rerank (one, over any row) and run (a TREC
+  # run file you already have):
+  #   rows:
+  #     - {{name: dense, kind: dense}}
+  #     - {{name: sparse, kind: sparse}}
+  #     - {{name: hybrid, kind: fusion, of: [dense, sparse], method: rrf}}
+  #     - {{name: hybrid+rerank, kind: rerank, over: hybrid}}
+  #     - {{name: team-bm25, kind: run, file: runs/team.trec}}
 # What `readout render` writes into outputs/. A claim lands in the section its ledger `section`
 # names, in ledger order; `show` adds data blocks after a section's claims (table, deltas,
 # quality_vs_time, provenance, claims_by_kind, decisions, rerank_cost, per_query, checked).

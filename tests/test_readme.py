@@ -3,10 +3,17 @@
 A console block preceded by `<!-- output-checked -->` is run from the repository root; its
 output (stdout then stderr) must match the block, and a final `[exit N]` line gives the exit
 code (0 when absent).
+
+A block preceded by `<!-- output-checked: in order -->` holds several commands, run one after
+another from the repository root with a new home directory (so no cache is warm) after removing
+the `build/` directory its first command creates; each command's output is checked the same way,
+and a line `...` stands for any number of lines.
 """
 
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -49,3 +56,55 @@ def test_checked_readme_example_is_real_output(command, expected):
                                text=True, cwd=REPOSITORY)
     assert (completed.stdout + completed.stderr).rstrip("\n") == "\n".join(lines)
     assert completed.returncode == expected_code
+
+
+SEQUENCE_BLOCK = re.compile(r"<!-- output-checked: in order -->\n```console\n(?P<body>.*?)```", re.S)
+
+
+def _sequence_steps(body: str) -> list[tuple[str, list[str]]]:
+    steps: list[tuple[str, list[str]]] = []
+    for line in body.rstrip("\n").split("\n"):
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        else:
+            steps[-1][1].append(line)
+    return steps
+
+
+def _matches(expected: list[str], actual: str) -> bool:
+    pattern = "".join(r"(?:[^\n]*\n)*?" if line == "..." else re.escape(line) + r"\n" for line in expected)
+    return re.fullmatch(pattern, actual.rstrip("\n") + "\n") is not None
+
+
+def test_the_ellipsis_stands_for_lines_left_out_and_nothing_else():
+    assert _matches(["a", "...", "d"], "a\nb\nc\nd\n")
+    assert _matches(["a", "...", "d"], "a\nd")
+    assert not _matches(["a", "...", "d"], "a\nb\nc\n")
+    assert not _matches(["a", "d"], "a\nb\nd")
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("body", [match["body"] for match in SEQUENCE_BLOCK.finditer(README)])
+def test_a_sequence_of_readme_commands_is_real_output_in_order(body, tmp_path):
+    steps = _sequence_steps(body)
+    first = shlex.split(steps[0][0], comments=True)
+    created = next(word for word in first[1:] if word.startswith("build/"))
+    shutil.rmtree(REPOSITORY / created, ignore_errors=True)
+    environment = {key: value for key, value in os.environ.items() if key != "READOUT_CACHE"}
+    environment["HOME"] = str(tmp_path)
+    for command, lines in steps:
+        words = shlex.split(command, comments=True)
+        assert words[0] == "readout"
+        expected_code = 0
+        if lines and re.fullmatch(r"\[exit \d+\]", lines[-1]):
+            expected_code = int(lines.pop()[6:-1])
+        completed = subprocess.run([sys.executable, "-m", "generator.cli", *words[1:]], capture_output=True,
+                                   text=True, cwd=REPOSITORY, env=environment)
+        output = completed.stdout + completed.stderr
+        assert _matches(lines, output), f"$ {command}\n{output}"
+        assert completed.returncode == expected_code, f"$ {command}\n{output}"
+
+
+def test_the_readme_has_its_five_command_sequence():
+    bodies = [match["body"] for match in SEQUENCE_BLOCK.finditer(README)]
+    assert len(bodies) == 1 and len(_sequence_steps(bodies[0])) == 5

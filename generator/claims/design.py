@@ -38,7 +38,7 @@ from markdown_it import MarkdownIt
 from generator.claims.ledger import DesignSource
 from generator.claims.report import Evidence
 from generator.errors import InputError
-from generator.fileio import display_path, reading
+from generator.fileio import display_path, reading, resolved
 
 CLOSEST_MAX_CHARS = 160
 CLOSEST_CANDIDATES = 40
@@ -387,7 +387,7 @@ def _shorten(passage: str) -> str:
 
 def inside(path: Path, directory: Path) -> bool:
     try:
-        path.resolve().relative_to(directory.resolve())
+        resolved(path).relative_to(resolved(directory))
         return True
     except ValueError:
         return False

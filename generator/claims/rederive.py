@@ -7,12 +7,13 @@ What a sealed results file must hold (both `readout evaluate` and `readout sandb
 (each metric's definition, generator.evaluate.metrics.Metric), `manifest.run_files` (row -> path
 and sha256) and `manifest.qrels_copy` (the judgements of exactly those queries, with sha256).
 From these the checker derives, for every measured row: each query's value of every metric, the
-row's mean, its change over dense and every paired comparison (`comparisons` and each row's
-`paired_vs_dense`: the per-query differences' mean, wins, ties and losses, the exact sign-flip
+row's mean, its change over the baseline (the first of `manifest.rows`, dense in the SciFact
+review) and every paired comparison (`comparisons` and each row's `paired_vs_<baseline>`: the per-query differences' mean, wins, ties and losses, the exact sign-flip
 p-value, and whether the recorded interval and p-value make the change distinguishable); the
 oracle ceiling of every row's candidates (`ceiling`); the p95 of the per-query rerank times;
-the reranker's cost block (`rerank_cost`: its summary figures from its per-query times, exactly
-the hybrid candidates per query, and a cost by shape never claiming quality); whether reranking
+each RRF fusion row from its inputs' runs; the reranker's cost block (`rerank_cost`: its summary
+figures from its per-query times, exactly the candidates of the row it reranks, and a cost by
+shape never claiming quality); whether reranking
 kept every candidate set; the candidate-miss diagnosis; and the sample-versus-full comparison,
 which it recomputes from the sealed sample file it was made against. Bootstrap interval
 endpoints and timings cannot be recomputed; what follows from them is.
@@ -30,8 +31,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from generator.evaluate.diagnosis import count_verdicts, diagnose, ndcg_verdict, recall_verdict
+from generator.evaluate.fusion import reciprocal_rank_fusion
 from generator.evaluate.headroom import ceiling_block
 from generator.evaluate.metrics import Metric, macro_mean, percentile, same_candidate_sets, signed_delta, timing_summary
+from generator.evaluate.rows import row_roles
 from generator.evaluate.runfiles import read_qrels
 from generator.evaluate.sample_check import sample_comparisons
 from generator.evaluate.signflip import SIGNIFICANCE, agreement, exact_p_value, wins_ties_losses
@@ -39,10 +42,8 @@ from generator.fileio import sha256_file
 from generator.sandbox.pipeline import stage_boundary
 from generator.results import Results, seal_problem
 
-BASELINE = "dense"
-RERANK_ROW = "hybrid+rerank"
-HYBRID_ROW = "hybrid"
 DIAGNOSIS_CUTOFF = 5
+_CHANGE_FIELD = re.compile(r"^(?:delta_(?P<metric>.+)|paired)_vs_(?P<baseline>.+)$")
 
 
 class Mismatch(Exception):
@@ -192,6 +193,8 @@ class _Derivation:
         self.outputs_dir = outputs_dir
         self.read_other = read_other
         self.manifest = self.data["manifest"]
+        roles = row_roles(self.data)
+        self.baseline, self.rerank_row, self.rerank_over = roles.baseline, roles.rerank, roles.rerank_over
 
     def check(self) -> None:
         if "run_files" not in self.manifest:
@@ -213,6 +216,7 @@ class _Derivation:
         if "queries" in self.data and isinstance(self.data["queries"], int):
             _expect("queries", self.data["queries"], len(query_ids))
         rankings = self._check_rows(query_ids, key, metrics, judgements)
+        self._check_row_kinds(rankings)
         self._check_rerank(query_ids, rankings)
         if "queries_without_candidates" in self.data:
             _expect("queries_without_candidates", self.data["queries_without_candidates"],
@@ -261,26 +265,67 @@ class _Derivation:
 
     def _check_changes(self, rows: list[Any], query_ids: list[str], key: str,
                        means: dict[str, dict[str, float]]) -> None:
-        if BASELINE not in means:
-            return
+        """Every change a row states is over the recorded baseline (the first row) and re-derives
+        from both rows' per-query values; a change over any other row is not a field of the table."""
         per_query = self.data[key]
+        baseline = self.baseline
         for row in rows:
             name = row["search"]
-            if name not in means:
-                continue
             for field_name, recorded in sorted(row.items()):
-                metric = field_name[len("delta_"):-len(f"_vs_{BASELINE}")] if field_name.startswith("delta_") else None
-                if metric and field_name.endswith(f"_vs_{BASELINE}") and metric in means[name]:
-                    _expect(f"table[search={name}].{field_name}", recorded,
-                            signed_delta(means[name][metric], means[BASELINE][metric]))
-            paired = row.get(f"paired_vs_{BASELINE}")
-            if not isinstance(paired, dict):
+                match = _CHANGE_FIELD.match(field_name)
+                if not match:
+                    continue
+                where = f"table[search={name}].{field_name}"
+                if match["baseline"] != baseline:
+                    raise Mismatch(f"{where} is a change over {match['baseline']}, but the baseline is {baseline}")
+                if name not in means or baseline not in means:
+                    if recorded not in (None, {}):
+                        raise Mismatch(f"{where} gives a change although {name} or {baseline} was not measured")
+                    continue
+                metric = match["metric"]
+                if metric is not None:
+                    if metric not in means[name]:
+                        raise Mismatch(f"{where} names no reported metric")
+                    _expect(where, recorded, signed_delta(means[name][metric], means[baseline][metric]))
+                    continue
+                if recorded is None:
+                    continue   # the comparisons block is the record; the table only mirrors it
+                if not isinstance(recorded, dict):
+                    raise Mismatch(f"{where} is not an object")
+                for metric, stats in sorted(recorded.items()):
+                    if not isinstance(stats, dict) or metric not in means[name]:
+                        raise Mismatch(f"{where}.{metric} names no reported metric")
+                    _check_paired(f"{where}.{metric}", stats,
+                                  [per_query[name][q][metric] - per_query[baseline][q][metric] for q in query_ids])
+
+    def _check_row_kinds(self, rankings: dict[str, dict[str, list[str]]]) -> None:
+        """`manifest.rows` names exactly the table's rows, in order, and each RRF fusion row is
+        the fusion of its recorded inputs' runs (the rerank row is checked by `_check_rerank`)."""
+        recorded = self.manifest.get("rows")
+        if recorded is None:
+            return
+        names = [entry.get("search") for entry in self.data["table"]]
+        if not isinstance(recorded, list) or [entry.get("name") if isinstance(entry, dict) else None
+                                              for entry in recorded] != names:
+            raise Mismatch(f"manifest.rows does not name the table's rows {names} in order"[:200])
+        if sum(1 for entry in recorded if entry.get("kind") == "rerank") > 1:
+            raise Mismatch("manifest.rows holds more than one rerank row")
+        depth = self.data.get("candidate_depth")
+        for entry in recorded:
+            if entry.get("kind") != "fusion" or entry.get("method") != "rrf" or entry["name"] not in rankings:
                 continue
-            for metric, stats in sorted(paired.items()):
-                if not isinstance(stats, dict) or metric not in means[name]:
-                    raise Mismatch(f"table[search={name}].paired_vs_{BASELINE}.{metric} names no reported metric")
-                _check_paired(f"table[search={name}].paired_vs_{BASELINE}.{metric}", stats,
-                              [per_query[name][q][metric] - per_query[BASELINE][q][metric] for q in query_ids])
+            inputs = entry.get("of")
+            if not isinstance(inputs, list) or not all(name in rankings for name in inputs):
+                raise Mismatch(f"manifest.rows: fusion row {entry['name']} names inputs that have no run file")
+            k = entry.get("k")
+            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                raise Mismatch(f"manifest.rows: fusion row {entry['name']} records no RRF constant k")
+            for query, ranked in rankings[entry["name"]].items():
+                fused = [doc for doc, _ in reciprocal_rank_fusion([rankings[name][query] for name in inputs], k=k,
+                                                                  depth=depth)]
+                if fused != ranked:
+                    raise Mismatch(f"runs of {entry['name']}, query {query}: not the RRF (k={k}) of "
+                                   f"{' and '.join(inputs)} its manifest records")
 
     def _check_comparisons(self, query_ids: list[str], key: str, measured: set[str]) -> None:
         """Every comparison of the block: a measured pair re-derives from both rows' per-query
@@ -310,13 +355,13 @@ class _Derivation:
                 except (KeyError, TypeError):
                     raise Mismatch(f"{where}.metrics.{metric} names a metric the rows were not scored on") from None
                 _check_paired(f"{where}.metrics.{metric}", stats, differences)
-            # Each row keeps its comparison with dense where earlier ledgers read it: the same figures.
-            if baseline == BASELINE:
+            # Each row keeps its comparison with the baseline where earlier ledgers read it: the same figures.
+            if baseline == self.baseline:
                 row_entry = next((item for item in self.data.get("table", []) if isinstance(item, dict)
                                   and item.get("search") == row), None)
-                copy = row_entry.get(f"paired_vs_{BASELINE}") if row_entry else None
+                copy = row_entry.get(f"paired_vs_{baseline}") if row_entry else None
                 if copy is not None and not _same(copy, entry["metrics"]):
-                    raise Mismatch(f"table[search={row}].paired_vs_{BASELINE} differs from {where}.metrics: "
+                    raise Mismatch(f"table[search={row}].paired_vs_{baseline} differs from {where}.metrics: "
                                    "the two copies of one comparison must be the same")
 
     def _check_ceiling(self, query_ids: list[str], metrics: list[Metric], rankings: dict[str, dict[str, list[str]]],
@@ -353,9 +398,9 @@ class _Derivation:
         if kind not in expected_quality or cost.get("quality") != expected_quality[kind]:
             raise Mismatch(f"rerank_cost says cost {kind!r} with quality {cost.get('quality')!r}: a cost measured "
                            "by shape never measures quality")
-        if (kind == "measured") != (RERANK_ROW in rankings):
-            raise Mismatch(f"rerank_cost says cost {kind!r}, but the {RERANK_ROW} row was "
-                           f"{'measured' if RERANK_ROW in rankings else 'not measured'}")
+        if (kind == "measured") != (self.rerank_row in rankings):
+            raise Mismatch(f"rerank_cost says cost {kind!r}, but the {self.rerank_row or 'rerank'} row was "
+                           f"{'measured' if self.rerank_row in rankings else 'not measured'}")
         times = _field(cost, "per_query_milliseconds", "rerank_cost")
         pairs = _field(cost, "per_query_pairs", "rerank_cost")
         if not isinstance(times, dict) or not isinstance(pairs, dict) or list(times) != query_ids \
@@ -365,24 +410,26 @@ class _Derivation:
         if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0
                for v in times.values()):
             raise Mismatch("rerank_cost.per_query_milliseconds holds a time that is not a positive number")
-        if HYBRID_ROW in rankings:
-            _expect("rerank_cost.per_query_pairs", pairs, {q: len(rankings[HYBRID_ROW][q]) for q in query_ids})
+        if self.rerank_over is None:
+            raise Mismatch("rerank_cost states a cost, but no rerank row is recorded (manifest.rows)")
+        if self.rerank_over in rankings:
+            _expect("rerank_cost.per_query_pairs", pairs, {q: len(rankings[self.rerank_over][q]) for q in query_ids})
         if kind == "measured":
             _expect("rerank_cost.per_query_milliseconds", times, self.data.get("rerank_milliseconds"))
         for name, value in timing_summary(times, pairs).items():
             _expect(f"rerank_cost.{name}", cost.get(name), value)
 
     def _check_rerank(self, query_ids: list[str], rankings: dict[str, dict[str, list[str]]]) -> None:
-        if RERANK_ROW in rankings:
+        if self.rerank_row in rankings:
             # A measured rerank row is a reordering of hybrid's candidates, timed per query, by a
             # model the manifest identifies; a row missing any of these was not made by the tool.
-            if HYBRID_ROW not in rankings or not same_candidate_sets(rankings[HYBRID_ROW], rankings[RERANK_ROW]):
-                raise Mismatch(f"table[search={RERANK_ROW}] does not reorder exactly hybrid's candidates")
+            if self.rerank_over not in rankings or not same_candidate_sets(rankings[self.rerank_over], rankings[self.rerank_row]):
+                raise Mismatch(f"table[search={self.rerank_row}] does not reorder exactly {self.rerank_over}'s candidates")
             if not isinstance(self.data.get("rerank_milliseconds"), dict):
-                raise Mismatch(f"table[search={RERANK_ROW}] is measured but no rerank time is recorded per query")
+                raise Mismatch(f"table[search={self.rerank_row}] is measured but no rerank time is recorded per query")
             identity = self.manifest.get("models", {}).get("rerank", {})
             if not isinstance(identity, dict) or not identity.get("weights_sha256"):
-                raise Mismatch(f"table[search={RERANK_ROW}] is measured but manifest.models.rerank names no weights")
+                raise Mismatch(f"table[search={self.rerank_row}] is measured but manifest.models.rerank names no weights")
         if "p95_rerank_milliseconds" in self.data:
             times = self.data.get("rerank_milliseconds")
             recorded = self.data["p95_rerank_milliseconds"]
@@ -393,16 +440,16 @@ class _Derivation:
                     raise Mismatch("rerank_milliseconds does not hold one time per evaluated query")
                 _expect("p95_rerank_milliseconds", recorded, percentile([times[q] for q in query_ids], 95))
         if "same_50_rows_after_rerank" in self.data:
-            derived = (same_candidate_sets(rankings[HYBRID_ROW], rankings[RERANK_ROW])
-                       if HYBRID_ROW in rankings and RERANK_ROW in rankings else None)
+            derived = (same_candidate_sets(rankings[self.rerank_over], rankings[self.rerank_row])
+                       if self.rerank_over in rankings and self.rerank_row in rankings else None)
             _expect("same_50_rows_after_rerank", self.data["same_50_rows_after_rerank"], derived)
         top = self.data.get("reranked_top_5")
         if isinstance(top, dict) and top:
-            if RERANK_ROW not in rankings:
+            if self.rerank_row not in rankings:
                 raise Mismatch("reranked_top_5 lists documents for a rerank row that has no run file")
             for query, entries in sorted(top.items()):
                 _expect(f"reranked_top_5.{query}", [entry.get("corpus_id") for entry in entries],
-                        rankings[RERANK_ROW].get(query, [])[:5])
+                        rankings[self.rerank_row].get(query, [])[:5])
 
     def _check_diagnosis(self, query_ids: list[str], rankings: dict[str, dict[str, list[str]]],
                          judgements: Mapping[str, Mapping[str, int]], key: str) -> None:

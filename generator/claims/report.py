@@ -109,7 +109,9 @@ def decision_lines(report: CheckReport) -> list[str]:
     lines = []
     for row in report.decisions:
         read = ", ".join(f"{name} = {_value_text(entry)}" for name, entry in sorted(row.read.items()))
-        lines.append(f"Decision {row.trigger.decision}: trigger {row.state}: {row.outcome} "
+        # An undecided trigger has no outcome of its own to name ("cannot be decided" twice).
+        outcome = f": {row.outcome}" if row.outcome != row.state else ""
+        lines.append(f"Decision {row.trigger.decision}: trigger {row.state}{outcome} "
                      f"(when {row.trigger.predicate.source}; {read})")
     return lines
 

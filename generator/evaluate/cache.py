@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from generator.fileio import atomic_write_bytes, atomic_write_json
+from generator.fileio import atomic_write_bytes, atomic_write_json, default_cache_dir
 
 Warn = Callable[[str], None]
 
@@ -34,11 +34,6 @@ EMBEDDING_DTYPE_NAME = "float32"
 # Normalised float32 rows are within about 1e-6 of unit length; zeroed or rescaled rows are far off.
 UNIT_NORM_TOLERANCE = 1e-3
 CHECKSUM_FIELD = "sha256"
-
-
-def default_cache_dir() -> Path:
-    configured = os.environ.get("READOUT_CACHE")
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "readout"
 
 
 def content_key(*parts: Any) -> str:

@@ -1,6 +1,7 @@
-"""The (query, document) pairs a reranker scores: each query's hybrid candidates in rank order.
+"""The (query, document) pairs a reranker scores: each query's candidates from the row it reranks
+(hybrid in the SciFact review), in rank order.
 
-They are read back from what an evaluation wrote (the results file names the hybrid run file)
+They are read back from what an evaluation wrote (the results file names that row's run file)
 and the project's dataset, so `readout cost` times exactly the pairs the rerank row scores.
 """
 
@@ -11,12 +12,10 @@ from pathlib import Path
 
 from generator.errors import InputError
 from generator.evaluate.data import load_dataset
+from generator.evaluate.rows import row_roles
 from generator.evaluate.runfiles import read_run
 from generator.fileio import display_path
 from generator.results import read_results
-
-HYBRID_ROW = "hybrid"
-
 
 @dataclass(frozen=True)
 class CandidatePairs:
@@ -26,23 +25,28 @@ class CandidatePairs:
     data_dir: Path
 
 
-def hybrid_candidate_pairs(results_path: Path, data_dir: Path) -> CandidatePairs:
-    """The hybrid run named by `runs.hybrid` in the results file, joined with the dataset's texts.
+def rerank_candidate_pairs(results_path: Path, data_dir: Path) -> CandidatePairs:
+    """The run of the row the reranker reorders (`runs.<row>` in the results file; the rows are
+    recorded in `manifest.rows`), joined with the dataset's texts.
 
     A run file's scores strictly decrease down each query (generator.evaluate.runfiles), so
     sorting by score, highest first, is rank order. Queries follow the qrels file's order.
     """
     results = read_results(results_path)
     shown = display_path(results_path)
+    over = row_roles(results.data).rerank_over
+    if over is None:
+        raise InputError("no rerank row is configured, so there are no pairs to time (evaluate.rows)", path=shown,
+                         field="manifest.rows")
     runs = results.data.get("runs")
-    relative = runs.get(HYBRID_ROW) if isinstance(runs, dict) else None
+    relative = runs.get(over) if isinstance(runs, dict) else None
     if not isinstance(relative, str) or not relative:
-        raise InputError("no hybrid run file named here; run `readout evaluate` first", path=shown,
-                         field="runs.hybrid")
+        raise InputError(f"no {over} run file named here; run `readout evaluate` first", path=shown,
+                         field=f"runs.{over}")
     run_path = Path(results_path).parent / relative
     if not run_path.is_file():
-        raise InputError(f"the hybrid run file {relative} is missing; run `readout evaluate`", path=shown,
-                         field="runs.hybrid")
+        raise InputError(f"the {over} run file {relative} is missing; run `readout evaluate`", path=shown,
+                         field=f"runs.{over}")
     try:
         run = read_run(run_path)
     except ValueError as error:

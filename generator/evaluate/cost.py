@@ -37,7 +37,7 @@ from generator.evaluate.options import DEFAULT_SEED, RERANK_BATCH_SIZE, RERANK_M
 from generator.evaluate.environment import machine, package_versions
 from generator.evaluate.shapes import (TOKENIZER_FILES, ResolvedShape, TokenizerChoice, choose_tokenizer,
                                        position_limit, resolve_shape, shape_summary)
-from generator.fileio import atomic_write_json
+from generator.fileio import atomic_write_json, display_home_path
 
 Pair = tuple[str, str]
 DTYPE = "float32"
@@ -290,7 +290,7 @@ def _measure(session: _Session, pairs_by_query: Mapping[str, Sequence[Pair]], *,
             measurement.entries[query_id] = {}
             pending.append(query_id)
     session.log(f"cost{label}: {len(measurement.resumed)} of {len(pairs_by_query)} queries resumed from "
-                f"{session.root}; {len(pending)} to measure")
+                f"{display_home_path(session.root)}; {len(pending)} to measure")
     if warm_pairs is None:
         warm_pairs = pairs_by_query[pending[0]] if pending else ()
     with tqdm(total=len(pending), desc=f"cost{label}", unit="query", disable=not progress or not pending) as bar:

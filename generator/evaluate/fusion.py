@@ -1,5 +1,5 @@
 """Fusing ranked lists, as pure functions: Reciprocal Rank Fusion (Cormack, Clarke and Buettcher,
-SIGIR 2009) for the hybrid row, and min-max score interpolation for the L03 sandbox's hybrid."""
+SIGIR 2009) and min-max score interpolation, for fusion rows and the L03 sandbox's hybrid."""
 
 from __future__ import annotations
 
@@ -56,3 +56,15 @@ def min_max_fusion(first: Sequence[tuple[str, float]], second: Sequence[tuple[st
     first_norm, second_norm = min_max_normalise(first), min_max_normalise(second)
     return {doc_id: alpha * first_norm.get(doc_id, 0.0) + (1.0 - alpha) * second_norm.get(doc_id, 0.0)
             for doc_id in sorted(set(first_norm) | set(second_norm))}
+
+
+def min_max_fused_ranking(first: Sequence[tuple[str, float]], second: Sequence[tuple[str, float]], alpha: float,
+                          depth: int | None = None) -> list[tuple[str, float]]:
+    """`min_max_fusion` ranked: best first, equal scores in order of first appearance (the first
+    list from the top, then the second), as reciprocal_rank_fusion breaks its ties."""
+    scores = min_max_fusion(first, second, alpha)
+    first_seen: dict[str, int] = {}
+    for doc_id, _ in [*first, *second]:
+        first_seen.setdefault(doc_id, len(first_seen))
+    fused = sorted(scores.items(), key=lambda item: (-item[1], first_seen[item[0]]))
+    return fused if depth is None else fused[:depth]

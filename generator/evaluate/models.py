@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -129,11 +130,27 @@ def resolve_device(requested: str) -> str:
     return name
 
 
+@contextmanager
+def _quiet_weight_loading():
+    """transformers draws a bar for copying a checkpoint's tensors (a fraction of a second here):
+    noise in a log, and a line no two runs print alike."""
+    from transformers.utils import logging as transformers_logging
+
+    was_enabled = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            transformers_logging.enable_progress_bar()
+
+
 def load_bi_encoder(identity: ModelIdentity, device: str = "cpu"):
     from sentence_transformers import SentenceTransformer
 
     try:
-        return SentenceTransformer(identity.path, device=device)
+        with _quiet_weight_loading():
+            return SentenceTransformer(identity.path, device=device)
     except Exception as error:
         raise ModelUnavailableError(f"model {identity.requested!r} did not load as a bi-encoder from "
                                     f"{identity.path}: {type(error).__name__}: {error}") from None
@@ -143,7 +160,8 @@ def load_cross_encoder(identity: ModelIdentity, max_length: int, device: str = "
     from sentence_transformers import CrossEncoder
 
     try:
-        return CrossEncoder(identity.path, max_length=max_length, device=device)
+        with _quiet_weight_loading():
+            return CrossEncoder(identity.path, max_length=max_length, device=device)
     except Exception as error:
         raise ModelUnavailableError(f"model {identity.requested!r} did not load as a cross-encoder from "
                                     f"{identity.path}: {type(error).__name__}: {error}") from None

@@ -14,13 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import InputError
+from generator.fileio import default_cache_dir
 from generator.wording import data_text_problem
 from generator.evaluate.fusion import RRF_K
+from generator.evaluate.irds import PREFIX as IRDS_PREFIX, export_dir, identifier_of
 from generator.evaluate.metrics import metrics_from_names
+from generator.evaluate.rows import (BM25_B, BM25_K1, RowSpec, default_rows, fill_defaults,
+                                     parse_rows)
 from generator.results import RESULTS_NAME
 
-ROWS = ("dense", "sparse", "hybrid", "hybrid+rerank")
-RERANK_ROW = "hybrid+rerank"
 QUERY_SETS = ("sample", "all")
 # The release sample's results file, and the default for every test query (`evaluate.all_results`
 # renames it: the SciFact review keeps its published results-300.json).
@@ -40,8 +42,6 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 RERANK_COST = ("shape", "none")
 # bm25s's own defaults, set explicitly so the manifest states what ran.
 BM25_METHOD = "lucene"
-BM25_K1 = 1.5
-BM25_B = 0.75
 BM25_STOPWORDS = "en"
 # Paired uncertainty (generator.evaluate.uncertainty).
 DEFAULT_SEED = 20261130
@@ -50,7 +50,7 @@ DEFAULT_PERMUTATION_RESAMPLES = 100_000
 SKIP_RERANK_REASON = "skipped on request (--skip-rerank)"
 
 # Keys of the `evaluate:` block; paths come from the project, never from this block.
-_NOT_CONFIGURABLE = ("data", "outputs_dir", "output")
+_NOT_CONFIGURABLE = ("data", "outputs_dir", "output", "data_source")
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,8 @@ class EvaluationOptions:
     # When the rerank row is not run, measure the reranker's cost from its shape ("shape": random
     # weights, the real pairs; minutes per query for a large model) or leave it unmeasured ("none").
     rerank_cost: str = "none"
-    # (row, baseline) comparisons; None: every row against dense, and hybrid+rerank against hybrid.
+    # (row, baseline) comparisons; None: every row against the baseline (the first row), and the
+    # rerank row against the row whose candidates it reorders.
     comparisons: tuple[tuple[str, str], ...] | None = None
     # Metric names (generator.evaluate.metrics.metric_from_name); None: Recall@5, Recall@50, nDCG@5.
     metrics: tuple[str, ...] | None = None
@@ -86,8 +87,10 @@ class EvaluationOptions:
     sample_seed: int = DEFAULT_SEED
     # Where `--queries all` writes (its run files go to runs-<suffix>/ beside it).
     all_results: str = RESULTS_FILE["all"]
-    # Runs a team already has, evaluated as rows beside the built-in ones: (name, run file path).
-    run_rows: tuple[tuple[str, Path], ...] = ()
+    # The rows to evaluate, the baseline first (generator.evaluate.rows); None: the SciFact four.
+    rows: tuple[RowSpec, ...] | None = None
+    # `irds:<identifier>` when the data is an ir_datasets dataset; `data` is then its BEIR export.
+    data_source: str | None = None
 
     @property
     def results_path(self) -> Path:
@@ -104,6 +107,11 @@ class EvaluationOptions:
         if self.sample_order == "seeded":
             spec["seed"] = self.sample_seed
         return spec
+
+    def row_specs(self) -> tuple[RowSpec, ...]:
+        """The configured rows, every unset parameter taken from these options."""
+        return fill_defaults(self.rows if self.rows is not None else default_rows(), dense_model=self.dense_model, rrf_k=self.rrf_k, rerank_model=self.rerank_model,
+                             rerank_max_length=self.rerank_max_length)
 
     def parameters(self) -> dict[str, Any]:
         """Everything that changes the numbers (and nothing that does not, like paths)."""
@@ -122,7 +130,7 @@ class EvaluationOptions:
             **({"metrics": list(self.metrics)} if self.metrics is not None else {}),
             **({"sample": self.sample_spec}
                if (self.sample_size, self.sample_order) != (SAMPLE_QUERY_COUNT, "qrels") else {}),
-            **({"run_rows": {name: path.name for name, path in self.run_rows}} if self.run_rows else {}),
+            **({"rows": [row.parameters() for row in self.row_specs()]} if self.rows is not None else {}),
             "bootstrap_resamples": self.bootstrap_resamples, "seed": self.seed,
         }
 
@@ -149,7 +157,7 @@ _TYPES: dict[str, type] = {"query_set": str, "dense_model": str, "rerank_model":
                            "rerank_max_length": int, "bootstrap_resamples": int, "seed": int, "progress": bool,
                            "device": str, "encode_batch_size": int, "rerank_batch_size": int, "rerank_cost": str,
                            "comparisons": list, "metrics": list, "sample": dict, "all_results": str,
-                           "run_rows": list}
+                           "rows": list}
 _CHOICES = {"query_set": QUERY_SETS, "device": DEVICES, "rerank_cost": RERANK_COST}
 # Sane ranges: a typo such as 10**90 resamples is refused when readout.yaml is read, not hours later.
 INTEGER_RANGES = {"depth": (1, 10_000), "rrf_k": (1, 1_000_000), "rerank_max_length": (1, 65_536),
@@ -192,8 +200,8 @@ def validate_evaluate_block(block: Any, config_display: str) -> dict[str, Any]:
         validated.update(_sample(validated.pop("sample"), config_display))
     if "comparisons" in block:
         validated["comparisons"] = _comparisons(block["comparisons"], config_display)
-    if "run_rows" in block:
-        validated["run_rows"] = _run_rows(block["run_rows"], config_display)
+    if "rows" in block:
+        validated["rows"] = parse_rows(block["rows"], config_display)
     if "metrics" in block:
         try:
             chosen = metrics_from_names(block["metrics"])
@@ -221,26 +229,6 @@ def _sample(raw: dict, config_display: str) -> dict[str, Any]:
     return {"sample_size": size, "sample_order": order, "sample_seed": seed}
 
 
-def _run_rows(raw: list, config_display: str) -> tuple[tuple[str, Path], ...]:
-    """`run_rows: [{name: team-bm25, file: runs/team.trec}]`: names unique, not a built-in row,
-    fit for a table; files relative to the project (resolved by the project, not here)."""
-    rows: list[tuple[str, Path]] = []
-    for index, item in enumerate(raw):
-        where = f"evaluate.run_rows[{index}]"
-        if not isinstance(item, dict) or set(item) != {"name", "file"} or not all(
-                isinstance(item[key], str) and item[key].strip() for key in ("name", "file")):
-            raise InputError("expected {name: ROW, file: PATH/TO/RUN.trec}", path=config_display, field=where)
-        name = item["name"].strip()
-        if name in ROWS or name in (row for row, _ in rows):
-            raise InputError(f"row {name!r} already exists: give the run its own name", path=config_display,
-                             field=f"{where}.name")
-        if (problem := data_text_problem(name)) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}", name):
-            raise InputError(f"a row name is a short identifier (letters, digits, _ . + -){': it ' + problem if problem else ''}",
-                             path=config_display, field=f"{where}.name")
-        rows.append((name, Path(item["file"]).expanduser()))
-    return tuple(rows)
-
-
 def _comparisons(raw: list, config_display: str) -> tuple[tuple[str, str], ...]:
     pairs = []
     for index, item in enumerate(raw):
@@ -264,12 +252,16 @@ def build_options(project_data: Path, outputs_dir: Path, configured: dict[str, A
     if "progress" not in configured:
         # Bars are for a person watching a terminal; a CI log gets the one-line messages only.
         configured["progress"] = sys.stderr.isatty()
-    if "run_rows" in configured:
-        # Relative to the project (the directory holding outputs/), like `data`.
-        configured["run_rows"] = tuple((name, path if path.is_absolute() else outputs_dir.parent / path)
-                                       for name, path in configured["run_rows"])
+    if configured.get("rows"):
+        # Run files are relative to the project (the directory holding outputs/), like `data`.
+        configured["rows"] = tuple(replace(row, file=row.file if row.file is None or row.file.is_absolute()
+                                           else outputs_dir.parent / row.file) for row in configured["rows"])
     options = replace(EvaluationOptions(data=project_data, outputs_dir=outputs_dir), **configured)
     options = replace(options, **{key: value for key, value in overrides.items() if value is not None})
+    identifier = identifier_of(options.data)
+    if identifier is not None:
+        options = replace(options, data_source=f"{IRDS_PREFIX}{identifier}",
+                          data=export_dir(identifier, options.cache_dir or default_cache_dir()))
     if options.query_set not in QUERY_SETS:
         raise InputError(f"unknown query set {options.query_set!r}; choose 'sample' or 'all'", field="--queries")
     return options

@@ -1,4 +1,4 @@
-"""The evaluation stage: four rows over one labelled dataset, written to results.json.
+"""The evaluation stage: the configured rows over one labelled dataset, written to results.json.
 
 `evaluate` is the orchestration (load, retrieve, score, compare) and returns the results document
 in memory; `write_outputs` is the edge that writes run files and results.json. Nothing heavy is
@@ -23,17 +23,19 @@ from generator.errors import InputError, ModelUnavailableError
 from generator.evaluate.cache import EmbeddingCache, RerankCache, default_cache_dir
 from generator.evaluate.cost import measure_rerank_cost
 from generator.evaluate.environment import package_versions, thread_count
+from generator.evaluate.irds import PREFIX as IRDS_PREFIX, ensure_exported
 from generator.evaluate.data import Dataset, check_dataset_layout, hash_inputs, load_dataset
 from generator.evaluate.metrics import ROW_METRICS, Metric, metrics_from_names
 from generator.evaluate.metrics import timing_summary
 from generator.evaluate.models import resolve_device, resolve_model
-from generator.evaluate.options import RERANK_ROW, RESULTS_FILE, ROWS, EvaluationOptions
-from generator.evaluate.retrieval import dense_rankings, hybrid_rankings, rerank_rankings, sparse_rankings
+from generator.evaluate.options import RESULTS_FILE, EvaluationOptions
+from generator.evaluate.retrieval import dense_rankings, fused_rankings, rerank_rankings, sparse_rankings
+from generator.evaluate.rows import BM25_B, BM25_K1, RowSpec, roles_from_specs
 from generator.evaluate.runfiles import QRELS_COPY_NAME, format_qrels, format_run, read_supplied_run
 from generator.evaluate.sample_check import sample_comparisons
 from generator.evaluate.scoring import RowRun, rerank_summary, score_rows
 from generator.evaluate.comparisons import method_description
-from generator.fileio import display_path, dumps_json, reading, sha256_bytes, sha256_file, write_set
+from generator.fileio import display_home_path, display_path, dumps_json, reading, sha256_bytes, sha256_file, write_set
 from generator.results import Results, read_results, seal
 
 def _now() -> str:
@@ -52,70 +54,97 @@ class Evaluation:
 
 def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
              dataset: Dataset | None = None, load_cross_encoder: Callable | None = None) -> Evaluation:
-    """Run the four rows and build the results document (nothing is written here)."""
+    """Run the configured rows and build the results document (nothing is written here)."""
     started_at = _now()
+    if dataset is None:
+        prepare_data(options, log)
     dataset = dataset or load_dataset(options.data)
     query_ids = dataset.select_queries(options.query_set, size=options.sample_size, order=options.sample_order,
                                        seed=options.sample_seed)
     queries = {q: dataset.queries[q] for q in query_ids}
     texts = {document.doc_id: document.retrieval_text for document in dataset.documents}
     cache_dir = options.cache_dir or default_cache_dir()
-    log(f"{len(dataset.documents)} documents, {len(query_ids)} queries ({options.query_set}); cache {cache_dir}")
+    log(f"{len(dataset.documents)} documents, {len(query_ids)} queries ({options.query_set}); "
+        f"cache {display_home_path(cache_dir)}")
 
+    specs = options.row_specs()
+    roles = roles_from_specs(specs)
+    rerank_spec = next((spec for spec in specs if spec.kind == "rerank"), None)
     # Resolve every model before the long work starts, so a missing model fails in seconds.
-    dense_identity = resolve_model(options.dense_model)
+    identities = {spec.name: resolve_model(spec.model) for spec in specs if spec.kind == "dense"}
     rerank_identity = None
     rerank_reason = None
-    if options.skip_rerank:
+    if rerank_spec is None:
+        rerank_reason = "no rerank row is configured (evaluate.rows)"
+    elif options.skip_rerank:
         rerank_reason = options.skip_rerank_reason
     else:
         try:
-            rerank_identity = resolve_model(options.rerank_model)
+            rerank_identity = resolve_model(rerank_spec.model)
         except ModelUnavailableError as error:
-            raise ModelUnavailableError(f"{error}; or run with --skip-rerank to record the {RERANK_ROW} "
+            raise ModelUnavailableError(f"{error}; or run with --skip-rerank to record the {rerank_spec.name} "
                                         "row as not measured") from None
+    _check_comparisons(options.comparisons, roles.names)
 
     device = resolve_device(options.device)
-    dense = dense_rankings(dataset.documents, queries, dense_identity, options.depth,
-                           EmbeddingCache(cache_dir), progress=options.progress, log=log, device=device,
-                           batch_size=options.encode_batch_size)
-    log("sparse: indexing with bm25s")
-    sparse = sparse_rankings(dataset.documents, queries, options.depth)
-    hybrid = hybrid_rankings(dense.rankings, sparse, options.rrf_k, options.depth)
-    rankings = {"dense": dense.rankings, "sparse": sparse, "hybrid": hybrid}
-
-    rerank = None
-    if rerank_identity is not None:
-        rerank = rerank_rankings(hybrid, queries, texts, rerank_identity, options.rerank_max_length,
-                                 RerankCache(cache_dir, rerank_identity.cache_key), progress=options.progress,
-                                 log=log, load_model=load_cross_encoder, device=device,
-                                 batch_size=options.rerank_batch_size)
-        rankings[RERANK_ROW] = rerank.rankings
-    if rerank is not None:
-        rerank_cost = measured_rerank_cost(rerank_identity.name, rerank.milliseconds, hybrid, query_ids, options,
-                                           device)
-    else:
-        rerank_cost = shape_rerank_cost(hybrid, queries, texts, query_ids, options, device, log)
-
-    labels = {"dense": dense_identity.name, "sparse": "bm25s (BM25, Lucene variant)",
-              "hybrid": f"RRF k={options.rrf_k} over dense and sparse top {options.depth}",
-              RERANK_ROW: rerank_identity.name if rerank_identity else options.rerank_model}
-    judgements = {q: dict(dataset.qrels.scores.get(q, {})) for q in query_ids}
-    rows = [RowRun(row, labels[row], rankings.get(row), rerank_reason if row == RERANK_ROW else None) for row in ROWS]
-    supplied = {}
     documents = {document.doc_id for document in dataset.documents}
-    for name, path in options.run_rows:
-        shown = display_path(path)
-        if not path.is_file():
-            raise InputError("run file not found", path=shown, field=f"run_rows.{name}")
-        rankings[name] = read_supplied_run(path, shown, queries=dataset.queries, documents=documents,
-                                           depth=options.depth, query_ids=query_ids)
-        supplied[name] = {"path": os.path.relpath(path.resolve(), options.outputs_dir.resolve().parent),
-                          "sha256": sha256_file(path)}
-        rows.append(RowRun(name, f"run file {path.name}", rankings[name]))
+    rankings: dict[str, dict[str, list[tuple[str, float]]]] = {}
+    dense_outcomes = {}
+    rerank = None
+    supplied = {}
+    rows: list[RowRun] = []
+    for spec in specs:
+        label = None
+        if spec.kind == "dense":
+            outcome = dense_rankings(dataset.documents, queries, identities[spec.name], options.depth,
+                                     EmbeddingCache(cache_dir), progress=options.progress, log=log, device=device,
+                                     batch_size=options.encode_batch_size)
+            dense_outcomes[spec.name] = outcome
+            rankings[spec.name], label = outcome.rankings, identities[spec.name].name
+        elif spec.kind == "sparse":
+            log(f"{spec.name}: indexing with bm25s")
+            rankings[spec.name] = sparse_rankings(dataset.documents, queries, options.depth, k1=spec.k1, b=spec.b)
+            label = "bm25s (BM25, Lucene variant)" + ("" if (spec.k1, spec.b) == (BM25_K1, BM25_B)
+                                                      else f" k1={spec.k1:g} b={spec.b:g}")
+        elif spec.kind == "fusion":
+            rankings[spec.name] = fused_rankings([rankings[name] for name in spec.of], spec.method, options.depth,
+                                                 k=spec.k, alpha=spec.alpha)
+            fused = " and ".join([", ".join(spec.of[:-1]), spec.of[-1]])
+            label = (f"RRF k={spec.k} over {fused} top {options.depth}" if spec.method == "rrf"
+                     else f"min-max fusion alpha={spec.alpha:g} over {fused} top {options.depth}")
+        elif spec.kind == "rerank":
+            label = rerank_identity.name if rerank_identity else spec.model
+            if rerank_identity is not None:
+                rerank = rerank_rankings(rankings[spec.over], queries, texts, rerank_identity, spec.max_length,
+                                         RerankCache(cache_dir, rerank_identity.cache_key), progress=options.progress,
+                                         log=log, load_model=load_cross_encoder, device=device,
+                                         batch_size=options.rerank_batch_size)
+                rankings[spec.name] = rerank.rankings
+        else:
+            shown = display_path(spec.file)
+            if not spec.file.is_file():
+                raise InputError("run file not found", path=shown, field=f"evaluate.rows.{spec.name}.file")
+            rankings[spec.name] = read_supplied_run(spec.file, shown, queries=dataset.queries, documents=documents,
+                                                    depth=options.depth, query_ids=query_ids)
+            supplied[spec.name] = {"path": os.path.relpath(spec.file.resolve(), options.outputs_dir.resolve().parent),
+                                   "sha256": sha256_file(spec.file)}
+            label = f"run file {spec.file.name}"
+        rows.append(RowRun(spec.name, label, rankings.get(spec.name),
+                           rerank_reason if spec.kind == "rerank" else None))
+    candidates = rankings[rerank_spec.over] if rerank_spec else None
+    if rerank is not None:
+        rerank_cost = measured_rerank_cost(rerank_identity.name, rerank.milliseconds, candidates, query_ids, options,
+                                           device, rerank_spec.max_length)
+    elif rerank_spec is None:
+        rerank_cost = not_measured_cost(None, rerank_reason)
+    else:
+        rerank_cost = shape_rerank_cost(candidates, rerank_spec, queries, texts, query_ids, options, device, log)
+
+    judgements = {q: dict(dataset.qrels.scores.get(q, {})) for q in query_ids}
     metrics = metrics_from_names(options.metrics) if options.metrics is not None else ROW_METRICS
     scored = score_rows(rows, judgements, query_ids, bootstrap_resamples=options.bootstrap_resamples,
-                        seed=options.seed, pairs=options.comparisons, metrics=metrics)
+                        seed=options.seed, pairs=options.comparisons, metrics=metrics, baseline=roles.baseline,
+                        extra_pairs=[(roles.rerank, roles.rerank_over)] if roles.rerank else [])
 
     identity = dataset.identify()
     results: dict[str, Any] = {
@@ -124,7 +153,7 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
         "query_set": options.query_set,
         "candidate_depth": options.depth,
         **scored,
-        **rerank_summary(hybrid, rerank.rankings if rerank else None, rerank.milliseconds if rerank else None,
+        **rerank_summary(candidates, rerank.rankings if rerank else None, rerank.milliseconds if rerank else None,
                          query_ids),
         "rerank_cost": rerank_cost,
         # A query a row found no candidate for has no line in that row's run file: plain trec_eval
@@ -136,8 +165,10 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
         "runs": {row: f"{options.runs_dir.name}/{run_file_name(row)}" for row in rankings},
         "manifest": {
             "inputs": dataset.input_hashes,
-            # Relative to the project, so the manifest does not depend on where the clone lives.
-            "data_directory": os.path.relpath(options.data.resolve(), options.outputs_dir.resolve().parent),
+            # Relative to the project, so the manifest does not depend on where the clone lives; an
+            # ir_datasets export is named by its identifier, not by where this machine caches it.
+            **({"data_source": options.data_source} if options.data_source else
+               {"data_directory": os.path.relpath(options.data.resolve(), options.outputs_dir.resolve().parent)}),
             "reproduction": identity,
             "parameters": options.parameters(),
             "runtime": options.runtime(device),
@@ -147,11 +178,9 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
             # BEIR reads a negative grade as not relevant; how many the qrels hold is said, not hidden.
             "negative_judgements": dataset.negative_judgements,
             "per_query_key": "per_query",
-            "models": {"dense": {**dense_identity.as_manifest(), "max_seq_length": dense.max_seq_length},
-                       "rerank": (rerank_identity.as_manifest() if rerank_identity
-                                  else {"requested": options.rerank_model, "not_measured_reason": rerank_reason})},
-            "caches": {"dense_embeddings": "re-used" if dense.embeddings_cached else "computed",
-                       "dense_encode_seconds": dense.encode_seconds,
+            "rows": [spec.parameters() for spec in specs],
+            "models": _models_manifest(specs, identities, dense_outcomes, rerank_identity, rerank_reason),
+            "caches": {**_dense_cache_manifest(dense_outcomes),
                        "rerank_resumed_queries": rerank.resumed_queries if rerank else [],
                        "rerank_computed_queries": rerank.computed_queries if rerank else []},
             "uncertainty": method_description(options.bootstrap_resamples, options.seed),
@@ -169,49 +198,89 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
     return Evaluation(results=results, rankings=rankings, judgements=judgements, metrics=tuple(metrics))
 
 
-def measured_rerank_cost(model: str, milliseconds: dict[str, float], hybrid: dict[str, list[tuple[str, float]]],
-                         query_ids: Sequence[str], options: EvaluationOptions, device: str) -> dict[str, Any]:
+def prepare_data(options: EvaluationOptions, log: Callable[[str], None] = print) -> None:
+    """An `irds:` dataset is exported to its BEIR folder first (once; generator.evaluate.irds)."""
+    if options.data_source:
+        ensure_exported(options.data_source[len(IRDS_PREFIX):], options.data, log)
+
+
+def _check_comparisons(pairs: Sequence[tuple[str, str]] | None, names: Sequence[str]) -> None:
+    for index, pair in enumerate(pairs or ()):
+        unknown = [name for name in pair if name not in names]
+        if unknown:
+            raise InputError(f"no row is named {unknown[0]!r}; the rows are {', '.join(names)}",
+                             field=f"evaluate.comparisons[{index}]")
+
+
+def _models_manifest(specs: Sequence[RowSpec], identities: dict[str, Any], dense_outcomes: dict[str, Any],
+                     rerank_identity: Any, rerank_reason: str | None) -> dict[str, Any]:
+    """The first dense row's model under `dense` and the reranker's under `rerank`, where
+    earlier results put them; any further dense row's under `dense:<row>`."""
+    models: dict[str, Any] = {}
+    for spec in specs:
+        if spec.kind == "dense":
+            key = "dense" if "dense" not in models else f"dense:{spec.name}"
+            models[key] = {**identities[spec.name].as_manifest(),
+                           "max_seq_length": dense_outcomes[spec.name].max_seq_length}
+        elif spec.kind == "rerank":
+            models["rerank"] = (rerank_identity.as_manifest() if rerank_identity
+                                else {"requested": spec.model, "not_measured_reason": rerank_reason})
+    return models
+
+
+def _dense_cache_manifest(dense_outcomes: dict[str, Any]) -> dict[str, Any]:
+    """Whether the first dense row re-used its cached embeddings, and how long encoding took."""
+    if not dense_outcomes:
+        return {}
+    first = next(iter(dense_outcomes.values()))
+    return {"dense_embeddings": "re-used" if first.embeddings_cached else "computed",
+            "dense_encode_seconds": first.encode_seconds}
+
+
+def measured_rerank_cost(model: str, milliseconds: dict[str, float], candidates: dict[str, list[tuple[str, float]]],
+                         query_ids: Sequence[str], options: EvaluationOptions, device: str,
+                         max_length: int) -> dict[str, Any]:
     """The rerank row's own times, in the same form as a cost measured by shape."""
     per_query_milliseconds = {q: float(milliseconds[q]) for q in query_ids}
-    per_query_pairs = {q: len(hybrid[q]) for q in query_ids}
+    per_query_pairs = {q: len(candidates[q]) for q in query_ids}
     return {"measured": True, "cost": "measured", "quality": "measured", "model": model,
-            "weights": "the model's own", "max_length": options.rerank_max_length,
+            "weights": "the model's own", "max_length": max_length,
             "batch_size": options.rerank_batch_size, "device": device, "threads": thread_count(),
             **timing_summary(per_query_milliseconds, per_query_pairs),
             "per_query_milliseconds": per_query_milliseconds, "per_query_pairs": per_query_pairs}
 
 
-def not_measured_cost(model: str, reason: str) -> dict[str, Any]:
+def not_measured_cost(model: str | None, reason: str) -> dict[str, Any]:
     return {"measured": False, "cost": "not measured", "quality": "not measured", "model": model,
             "not_measured_reason": reason}
 
 
-def shape_rerank_cost(hybrid: dict[str, list[tuple[str, float]]], queries: dict[str, str], texts: dict[str, str],
-                      query_ids: Sequence[str], options: EvaluationOptions, device: str,
+def shape_rerank_cost(candidates: dict[str, list[tuple[str, float]]], spec: RowSpec, queries: dict[str, str],
+                      texts: dict[str, str], query_ids: Sequence[str], options: EvaluationOptions, device: str,
                       log: Callable[[str], None]) -> dict[str, Any]:
-    """The reranker's cost measured by its shape on the hybrid pairs, when its weights did not run.
+    """The reranker's cost measured by its shape on the pairs it would score (the candidates of
+    the row it reranks), when its weights did not run.
 
     Its quality stays not measured: random weights give times, never rankings. The measurement
     takes minutes per query for a large model, so it runs on the release sample only and resumes
     from its per-query cache (generator.evaluate.cost).
     """
     if options.rerank_cost == "none":
-        return not_measured_cost(options.rerank_model, "the rerank row did not run and readout.yaml asks for no "
-                                                       "cost by shape (evaluate.rerank_cost: none)")
+        return not_measured_cost(spec.model, "the rerank row did not run and readout.yaml asks for no "
+                                             "cost by shape (evaluate.rerank_cost: none)")
     if options.query_set != "sample":
-        return not_measured_cost(options.rerank_model, "cost by shape is measured on the release sample only "
-                                                       f"({RESULTS_FILE['sample']})")
-    pairs_by_query = {q: [(queries[q], texts[doc_id]) for doc_id, _ in hybrid[q]] for q in query_ids}
+        return not_measured_cost(spec.model, "cost by shape is measured on the release sample only "
+                                             f"({RESULTS_FILE['sample']})")
+    pairs_by_query = {q: [(queries[q], texts[doc_id]) for doc_id, _ in candidates.get(q, [])] for q in query_ids}
     if not all(pairs_by_query.values()):
-        return not_measured_cost(options.rerank_model, "a query has no hybrid candidates to score")
+        return not_measured_cost(spec.model, f"a query has no {spec.over} candidates to score")
     try:
-        measurement = measure_rerank_cost(pairs_by_query, options.rerank_model,
-                                          max_length=options.rerank_max_length,
+        measurement = measure_rerank_cost(pairs_by_query, spec.model, max_length=spec.max_length,
                                           batch_size=options.rerank_batch_size, cache_dir=options.cache_dir,
                                           device=device, progress=options.progress, log=log)
     except (InputError, ModelUnavailableError) as error:
         log(f"cost by shape: not measured: {error}")
-        return not_measured_cost(options.rerank_model, f"its shape could not be built: {error}")
+        return not_measured_cost(spec.model, f"its shape could not be built: {error}")
     figures = measurement.as_dict()
     # Local paths say where this machine keeps files, not what was measured.
     figures.pop("config_path", None)
@@ -260,7 +329,7 @@ def write_sealed_results(results_path: Path, runs_dir: Path, evaluation: Evaluat
                                "judgements": sum(len(grades) for grades in evaluation.judgements.values()),
                                "format": "TREC qrels: query 0 document grade"}}
     if sample_path is not None:
-        sample, comparisons = _sample_comparisons(sample_path, results)
+        sample, comparisons = _sample_comparisons(sample_path, {**results, "manifest": manifest})
         results = {**results, **comparisons}
         manifest["compared_with"] = {"path": sample_path.name, "sha256": sample.sha256}
     results = seal({**results, "manifest": manifest}, writer=f"readout evaluate {__version__}")

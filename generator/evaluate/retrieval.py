@@ -1,9 +1,10 @@
-"""The retrieval rows: dense (bi-encoder), sparse (BM25 via bm25s), hybrid (RRF) and
-hybrid+rerank (cross-encoder over exactly the hybrid candidates).
+"""The built-in row kinds (generator.evaluate.rows): dense (bi-encoder), sparse (BM25 via bm25s),
+fusion (RRF or min-max) and rerank (a cross-encoder over exactly another row's candidates).
 
 Every row returns, per query, a list of (doc_id, score) pairs best first. Heavy libraries are
 imported inside the functions that use them, never at module level.
-Ties are broken by corpus order (dense, sparse) or by hybrid order (rerank) so runs are
+Ties are broken by corpus order (dense, sparse), first appearance (fusion) or candidate order
+(rerank) so runs are
 deterministic.
 """
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from generator.evaluate.cache import EmbeddingCache, RerankCache, content_key
 from generator.evaluate.data import Document
-from generator.evaluate.fusion import reciprocal_rank_fusion
+from generator.evaluate.fusion import min_max_fused_ranking, reciprocal_rank_fusion
 from generator.evaluate.models import ModelIdentity, load_bi_encoder, load_cross_encoder
 from generator.evaluate.options import (BM25_B, BM25_K1, BM25_METHOD, BM25_STOPWORDS, ENCODE_BATCH_SIZE,
                                         RERANK_BATCH_SIZE)
@@ -115,8 +116,9 @@ def dense_rankings(documents: Sequence[Document], queries: Mapping[str, str], id
     return DenseOutcome(rankings, encode_seconds is None, key, max_seq_length, encode_seconds)
 
 
-def sparse_rankings(documents: Sequence[Document], queries: Mapping[str, str], depth: int) -> dict[str, Ranking]:
-    """BM25 via bm25s with its own defaults stated explicitly (Lucene variant, k1 1.5, b 0.75),
+def sparse_rankings(documents: Sequence[Document], queries: Mapping[str, str], depth: int,
+                    k1: float = BM25_K1, b: float = BM25_B) -> dict[str, Ranking]:
+    """BM25 via bm25s, Lucene variant, with its own defaults stated explicitly (k1 1.5, b 0.75),
     English stopwords, no stemmer.
 
     Scores come from `get_scores` and a stable top-k so equal scores keep corpus order, and
@@ -127,7 +129,7 @@ def sparse_rankings(documents: Sequence[Document], queries: Mapping[str, str], d
     doc_ids = [document.doc_id for document in documents]
     corpus_tokens = bm25s.tokenize([document.retrieval_text for document in documents], stopwords=BM25_STOPWORDS,
                                    show_progress=False)
-    retriever = bm25s.BM25(method=BM25_METHOD, k1=BM25_K1, b=BM25_B)
+    retriever = bm25s.BM25(method=BM25_METHOD, k1=k1, b=b)
     retriever.index(corpus_tokens, show_progress=False)
     vocabulary = corpus_tokens.vocab
     rankings: dict[str, Ranking] = {}
@@ -140,11 +142,18 @@ def sparse_rankings(documents: Sequence[Document], queries: Mapping[str, str], d
     return rankings
 
 
-def hybrid_rankings(dense: Mapping[str, Ranking], sparse: Mapping[str, Ranking], k: int,
-                    depth: int) -> dict[str, Ranking]:
-    """RRF over the dense and sparse lists (dense first for first-appearance ties), `depth` kept."""
-    return {q: reciprocal_rank_fusion([[d for d, _ in dense[q]], [d for d, _ in sparse[q]]], k=k, depth=depth)
-            for q in dense}
+def fused_rankings(inputs: Sequence[Mapping[str, Ranking]], method: str, depth: int, *, k: int | None = None,
+                   alpha: float | None = None) -> dict[str, Ranking]:
+    """A fusion row: RRF with constant `k` over every input, or min-max interpolation of two
+    (`alpha` on the first); ties by first appearance, inputs read in the order given."""
+    query_ids = list(dict.fromkeys(q for ranked in inputs for q in ranked))
+    if method == "rrf":
+        return {q: reciprocal_rank_fusion([[d for d, _ in ranked.get(q, [])] for ranked in inputs], k=k, depth=depth)
+                for q in query_ids}
+    if method == "minmax" and len(inputs) == 2:
+        return {q: min_max_fused_ranking(inputs[0].get(q, []), inputs[1].get(q, []), alpha, depth)
+                for q in query_ids}
+    raise ValueError(f"unknown fusion {method!r} over {len(inputs)} rows")
 
 
 @dataclass

@@ -9,7 +9,7 @@ import math
 from numbers import Integral, Real
 from typing import Any, Mapping, Sequence
 
-from generator.evaluate.options import RERANK_ROW, ROWS
+from generator.evaluate.rows import row_roles
 from generator.evaluate.signflip import DEFAULT_TOLERANCE, check_tolerance, plain_float
 from generator.results import parse_path, resolve
 
@@ -206,10 +206,26 @@ def _query_count(results: Mapping[str, Any]) -> int | None:
 
 
 def sample_comparisons(sample: Mapping[str, Any], full: Mapping[str, Any]) -> dict[str, Any]:
-    """How each row's change on the release sample relates to the full query set.
+    """How each row's change over the baseline on the release sample relates to the full query set.
 
-    The spec's question is about the rerank row; the other rows answer the same question for
-    what was measured when the rerank row could not be.
+    The spec's question is about the rerank row (None when no rerank row is configured); the
+    other rows answer the same question for what was measured when the rerank row could not be.
     """
-    return {"comparison_300": compare_sample_to_full(sample, full, row=RERANK_ROW),
-            "comparison_300_by_row": {row: compare_sample_to_full(sample, full, row=row) for row in ROWS[1:]}}
+    roles = row_roles(full)
+    metrics = _compared_metrics(full)
+    by_row = {row: compare_sample_to_full(sample, full, row=row, base=roles.baseline, metrics=metrics)
+              for row in roles.names if row != roles.baseline}
+    return {"comparison_300": by_row.get(roles.rerank) if roles.rerank else None,
+            "comparison_300_by_row": by_row}
+
+
+def _compared_metrics(full: Mapping[str, Any]) -> tuple[str, ...]:
+    """Recall@5 and nDCG@5, the spec's two, where the rows were scored on them; otherwise every
+    metric the results were scored on."""
+    table = full.get("table") if isinstance(full.get("table"), list) else []
+    first = table[0] if table and isinstance(table[0], Mapping) else {}
+    if all(metric in first for metric in ("recall@5", "nDCG@5")):
+        return ("recall@5", "nDCG@5")
+    manifest = full.get("manifest") if isinstance(full.get("manifest"), Mapping) else {}
+    scored = manifest.get("metrics") if isinstance(manifest.get("metrics"), Mapping) else {}
+    return tuple(scored) or ("recall@5", "nDCG@5")

@@ -19,7 +19,6 @@ from generator.evaluate.metrics import (ROW_METRICS, Metric, macro_mean, p95, pe
                                         same_candidate_sets, signed_delta)
 
 Ranking = list[tuple[str, float]]
-BASELINE = "dense"
 DIAGNOSIS_CUTOFF = 5
 
 
@@ -33,7 +32,7 @@ class RowRun:
     not_measured_reason: str | None = None
 
 
-def _row_entry(row: RowRun, per_query: Mapping[str, Mapping[str, float]] | None,
+def _row_entry(row: RowRun, per_query: Mapping[str, Mapping[str, float]] | None, baseline_name: str,
                baseline: Mapping[str, Mapping[str, float]], query_ids: Sequence[str],
                metrics: Sequence[Metric], comparisons: Mapping[str, Any]) -> dict[str, Any]:
     entry: dict[str, Any] = {"search": row.name, "model": row.label}
@@ -42,29 +41,31 @@ def _row_entry(row: RowRun, per_query: Mapping[str, Mapping[str, float]] | None,
         for metric in metrics:
             entry[metric.name] = None
         for metric in metrics:
-            entry[f"delta_{metric.name}_vs_{BASELINE}"] = None
-        entry[f"paired_vs_{BASELINE}"] = None
+            entry[f"delta_{metric.name}_vs_{baseline_name}"] = None
+        entry[f"paired_vs_{baseline_name}"] = None
         return entry
     entry["measured"] = True
     for metric in metrics:
         entry[metric.name] = macro_mean(per_query[q][metric.name] for q in query_ids)
     for metric in metrics:
         baseline_mean = macro_mean(baseline[q][metric.name] for q in query_ids)
-        entry[f"delta_{metric.name}_vs_{BASELINE}"] = signed_delta(entry[metric.name], baseline_mean)
-    # The row's comparison with dense, kept inside the row where earlier ledgers read it.
-    against_baseline = comparisons.get(comparison_key(row.name, BASELINE))
-    entry[f"paired_vs_{BASELINE}"] = (dict(against_baseline["metrics"]) if against_baseline
+        entry[f"delta_{metric.name}_vs_{baseline_name}"] = signed_delta(entry[metric.name], baseline_mean)
+    # The row's comparison with the baseline, kept inside the row where earlier ledgers read it.
+    against_baseline = comparisons.get(comparison_key(row.name, baseline_name))
+    entry[f"paired_vs_{baseline_name}"] = (dict(against_baseline["metrics"]) if against_baseline
                                       and against_baseline.get("measured") else {})
     return entry
 
 
 def score_rows(rows: Sequence[RowRun], judgements: Mapping[str, Mapping[str, int]], query_ids: Sequence[str], *,
                bootstrap_resamples: int, seed: int, metrics: Sequence[Metric] = ROW_METRICS,
-               pairs: Sequence[tuple[str, str]] | None = None) -> dict[str, Any]:
+               pairs: Sequence[tuple[str, str]] | None = None, baseline: str = "dense",
+               extra_pairs: Sequence[tuple[str, str]] = (("hybrid+rerank", "hybrid"),)) -> dict[str, Any]:
     """`table`, `per_query`, `comparisons`, `ceiling`, `diagnosis` and `diagnosis_summary`.
 
-    `pairs` are the (row, baseline) comparisons to make; by default every row against dense
-    and hybrid+rerank against hybrid.
+    Every row's change is over `baseline` (which must be measured). `pairs` are the (row,
+    baseline) comparisons to make; by default every row against `baseline`, then `extra_pairs`
+    (the rerank row against the row it reorders).
     """
     per_query: dict[str, dict[str, dict[str, float]]] = {}
     diagnosis: dict[str, dict[str, dict[str, Any]]] = {}
@@ -81,11 +82,13 @@ def score_rows(rows: Sequence[RowRun], judgements: Mapping[str, Mapping[str, int
             diagnosis[row.name][q] = {"missed_by_candidates": found.not_in_candidates,
                                       f"ranked_below_{DIAGNOSIS_CUTOFF}": found.ranked_below,
                                       "diagnosis": recall_verdict(found)}
-    pairs = list(pairs) if pairs is not None else default_pairs([row.name for row in rows], BASELINE)
+    if baseline not in per_query:
+        raise ValueError(f"the baseline row {baseline!r} was not measured")
+    pairs = list(pairs) if pairs is not None else default_pairs([row.name for row in rows], baseline, extra_pairs)
     comparisons = comparisons_block(
         per_query, query_ids, pairs, [metric.name for metric in metrics], seed=seed, resamples=bootstrap_resamples,
         not_measured={row.name: row.not_measured_reason or "not measured" for row in rows if row.rankings is None})
-    table = [_row_entry(row, per_query.get(row.name), per_query[BASELINE], query_ids, metrics, comparisons)
+    table = [_row_entry(row, per_query.get(row.name), baseline, per_query[baseline], query_ids, metrics, comparisons)
              for row in rows]
     measured = {row.name: {q: [d for d, _ in row.rankings.get(q, [])] for q in query_ids}
                 for row in rows if row.rankings is not None}
@@ -95,14 +98,14 @@ def score_rows(rows: Sequence[RowRun], judgements: Mapping[str, Mapping[str, int
                                   for row, by_query in diagnosis.items()}}
 
 
-def rerank_summary(hybrid: Mapping[str, Ranking], reranked: Mapping[str, Ranking] | None,
+def rerank_summary(candidates: Mapping[str, Ranking] | None, reranked: Mapping[str, Ranking] | None,
                    milliseconds: Mapping[str, float] | None, query_ids: Sequence[str]) -> dict[str, Any]:
     """What the spec asks of the rerank row; nulls when it was not measured."""
     if reranked is None or milliseconds is None:
         return {"same_50_rows_after_rerank": None, "p95_rerank_milliseconds": None, "rerank_milliseconds": None,
                 "reranked_top_5": {}}
     return {
-        "same_50_rows_after_rerank": same_candidate_sets({q: [d for d, _ in hybrid[q]] for q in query_ids},
+        "same_50_rows_after_rerank": same_candidate_sets({q: [d for d, _ in candidates[q]] for q in query_ids},
                                                          {q: [d for d, _ in reranked[q]] for q in query_ids}),
         "p95_rerank_milliseconds": p95([milliseconds[q] for q in query_ids]),
         "rerank_milliseconds": {q: milliseconds[q] for q in query_ids},

@@ -25,7 +25,8 @@ from typing import Any
 
 from generator.errors import InputError
 from generator.evaluate.options import EvaluationOptions, build_options, validate_evaluate_block
-from generator.fileio import display_path, reading
+from generator.evaluate.irds import identifier_of
+from generator.fileio import display_path, reading, resolved
 from generator.project.outputs import OutputSpec, parse_outputs
 from generator.results import MAX_ECHO_CHARS, clip, excerpt
 from generator.wording import label_problem
@@ -99,7 +100,9 @@ class Project:
 
     @property
     def data_dir(self) -> Path:
-        return self.resolve(self.data)
+        """The dataset directory; an `irds:` identifier passes through as it is (the evaluation
+        options turn it into its export in the cache, generator.evaluate.irds)."""
+        return Path(self.data) if identifier_of(self.data) else self.resolve(self.data)
 
     def resolve(self, relative: str | Path) -> Path:
         """A path from readout.yaml, relative to the project root."""
@@ -135,7 +138,7 @@ def default_templates_dir() -> Path:
 
 
 def load_project(project_dir: str | Path) -> Project:
-    root = Path(project_dir).resolve()
+    root = resolved(project_dir)
     config_path = root / CONFIG_NAME
     shown = display_path(config_path)
     if not root.is_dir():

@@ -24,6 +24,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
+from generator.evaluate.metrics import ordered_sum
+
 TOKEN_PATTERN = r"[a-z0-9]+(?:[-'][a-z0-9]+)?"
 TOKEN_REGEX = re.compile(TOKEN_PATTERN, re.IGNORECASE)
 DEFAULT_K1 = 1.2
@@ -104,7 +106,7 @@ class BM25Index:
                                 self.average_length, self.k1, self.b)
 
     def score(self, query_tokens: Sequence[str], doc_id: str) -> float:
-        return sum(self.term_weight(term, doc_id) for term in dict.fromkeys(query_tokens))
+        return ordered_sum(self.term_weight(term, doc_id) for term in dict.fromkeys(query_tokens))
 
     def score_all(self, query_tokens: Sequence[str]) -> dict[str, float]:
         """BM25 score of every document (0.0 where no query token occurs)."""

@@ -108,6 +108,7 @@ def test_invalid_json_line(tmp_path, capsys, make_small_dataset):
     assert err.startswith(f"Error: {data / 'corpus.jsonl'}:7: not valid JSON")
 
 
+@pytest.mark.model   # resolving a hub name needs huggingface_hub, installed with sentence-transformers
 def test_model_that_cannot_load_offline_names_it_and_how_to_cache(tmp_path, capsys, monkeypatch, make_small_dataset):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))

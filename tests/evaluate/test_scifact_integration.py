@@ -100,11 +100,14 @@ def test_300_query_file_carries_the_comparison_block(evaluated):
 def test_the_committed_hybrid_run_as_a_run_row_gives_exactly_the_hybrid_rows_metrics(scifact, scifact_dir, tmp_path):
     from pathlib import Path
 
+    from generator.evaluate.rows import RowSpec
+
     repository = Path(__file__).resolve().parents[2]
     committed = json.loads((repository / "outputs" / "results.json").read_text())
     options = EvaluationOptions(data=scifact_dir, outputs_dir=tmp_path / "outputs", dense_model="minilm-offline",
                                 skip_rerank=True, progress=False, bootstrap_resamples=200,
-                                run_rows=(("committed-hybrid", repository / "outputs" / "runs" / "hybrid.trec"),))
+                                rows=(RowSpec("dense", "dense"), RowSpec(
+                                    "committed-hybrid", "run", file=repository / "outputs" / "runs" / "hybrid.trec")))
     results = evaluate(options, log=print, dataset=scifact).results
     supplied = next(row for row in results["table"] if row["search"] == "committed-hybrid")
     hybrid = next(row for row in committed["table"] if row["search"] == "hybrid")

@@ -1,0 +1,112 @@
+"""Datasets named by an ir_datasets identifier (`data: irds:beir/scifact/test`), exported once to
+the BEIR layout every other stage reads.
+
+ir_datasets is an optional extra (`pip install 'traced-readout[ir-datasets]'`) and downloads
+what it has not cached, so this needs the network the first time. The export goes to the readout
+cache (`<cache>/irds/<identifier>-<hash>/`): corpus.jsonl (`_id`, `title`, `text`),
+queries.jsonl (`_id`, `text`) and qrels/test.tsv, written as one set with `source.json` (the
+identifier and the ir_datasets version) last, so a half-written export is never read. From then
+on the dataset is a BEIR folder like any other: hashed, fingerprinted ("custom dataset" unless
+its bytes match a known one) and evaluated without ir_datasets. The manifest records the
+identifier, not the cache path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+from generator.errors import InputError
+from generator.fileio import display_home_path, sha256_bytes, sha256_file, write_set
+
+PREFIX = "irds:"
+SOURCE_FILE = "source.json"
+EXTRA = "pip install 'traced-readout[ir-datasets]'"
+
+
+def identifier_of(data: str | Path | None) -> str | None:
+    """`beir/scifact/test` for `irds:beir/scifact/test`; None for a directory."""
+    text = str(data) if data is not None else ""
+    return text[len(PREFIX):] if text.startswith(PREFIX) and len(text) > len(PREFIX) else None
+
+
+def export_dir(identifier: str, cache_dir: Path) -> Path:
+    """Where the export of one identifier lives: readable, and unique by a hash of the identifier."""
+    readable = re.sub(r"[^A-Za-z0-9_.-]+", "-", identifier).strip("-")[:60] or "dataset"
+    digest = hashlib.sha256(identifier.encode("utf-8")).hexdigest()[:12]
+    return Path(cache_dir) / "irds" / f"{readable}-{digest}"
+
+
+EXPORTED_FILES = ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv")
+
+
+def is_exported(target: Path, identifier: str) -> bool:
+    """Whether the cache holds the whole export of `identifier`: source.json names it and every
+    file still has the sha256 it was written with (a damaged export is exported again)."""
+    try:
+        source = json.loads((target / SOURCE_FILE).read_text(encoding="utf-8"))
+        return (isinstance(source, dict) and source.get("identifier") == identifier
+                and all(sha256_file(target / name) == source.get("sha256", {}).get(name) for name in EXPORTED_FILES))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def ensure_exported(identifier: str, target: Path, log: Callable[[str], None] = print,
+                    load: Callable[[str], Any] | None = None) -> Path:
+    """The BEIR folder of `identifier`, exported first when the cache does not hold it."""
+    if is_exported(target, identifier):
+        return target
+    field = "data"
+    if load is None:
+        try:
+            import ir_datasets
+        except ImportError:
+            raise InputError(f"{PREFIX}{identifier} needs the ir_datasets package: {EXTRA} (or give a BEIR folder)",
+                             field=field) from None
+        load, version = ir_datasets.load, getattr(ir_datasets, "__version__", "unknown")
+    else:
+        version = "supplied loader"
+    try:
+        dataset = load(identifier)
+    except KeyError:
+        raise InputError(f"ir_datasets has no dataset {identifier!r} (see ir-datasets.com for identifiers)",
+                         field=field) from None
+    missing = [part for part in ("docs", "queries", "qrels") if not getattr(dataset, f"has_{part}")()]
+    if missing:
+        raise InputError(f"{PREFIX}{identifier} has no {' and no '.join(missing)}: choose an identifier with "
+                         "documents, queries and relevance judgements (a test split, such as beir/scifact/test)",
+                         field=field)
+    log(f"data: exporting {PREFIX}{identifier} from ir_datasets to {display_home_path(target)} (once)")
+    try:
+        corpus = "".join(json.dumps({"_id": str(doc.doc_id), "title": str(getattr(doc, "title", "") or ""),
+                                     "text": _text(doc)}, ensure_ascii=False) + "\n"
+                         for doc in dataset.docs_iter())
+        queries = "".join(json.dumps({"_id": str(query.query_id), "text": _text(query)}, ensure_ascii=False) + "\n"
+                          for query in dataset.queries_iter())
+        qrels = "query-id\tcorpus-id\tscore\n" + "".join(
+            f"{qrel.query_id}\t{qrel.doc_id}\t{int(qrel.relevance)}\n" for qrel in dataset.qrels_iter())
+    except InputError:
+        raise
+    except Exception as error:   # a download refused offline, a broken archive: ir_datasets' own words
+        detail = " ".join(str(error).split())[:160]
+        raise InputError(f"ir_datasets could not provide {identifier!r}: {type(error).__name__}: {detail}",
+                         field=field) from None
+    files = dict(zip(EXPORTED_FILES, (corpus.encode("utf-8"), queries.encode("utf-8"), qrels.encode("utf-8"))))
+    source = {"identifier": identifier, "ir_datasets": version,
+              "sha256": {name: sha256_bytes(data) for name, data in files.items()},
+              "note": "exported by readout from ir_datasets; corpus, queries and qrels in the BEIR layout"}
+    (target / "qrels").mkdir(parents=True, exist_ok=True)
+    write_set([*((target / name, data) for name, data in files.items()),
+               (target / SOURCE_FILE, (json.dumps(source, indent=2, sort_keys=True) + "\n").encode("utf-8"))])
+    return target
+
+
+def _text(record: Any) -> str:
+    """A record's text: its `text` field, or ir_datasets' own default_text() for other layouts."""
+    text = getattr(record, "text", None)
+    if text is None and hasattr(record, "default_text"):
+        text = record.default_text()
+    return str(text or "")

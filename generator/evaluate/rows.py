@@ -1,0 +1,222 @@
+"""Which rows an evaluation runs: the `evaluate.rows` list of readout.yaml, and the roles a results
+file's rows play (which one is the baseline, which one is the reranker under decision and whose
+candidates it reorders).
+
+Kinds (each row names the rows it reads, which must come earlier in the list):
+
+- `dense`: a bi-encoder's top `depth` by the dot product of normalized embeddings (`model`).
+- `sparse`: BM25 through bm25s, Lucene variant (`k1`, `b`).
+- `fusion`: `method: rrf` (reciprocal rank fusion with constant `k`, over two or more rows) or
+  `method: minmax` (`alpha` * min-max(first) + (1 - alpha) * min-max(second), over two rows).
+- `rerank`: a cross-encoder reordering exactly another row's candidates (`over`, `model`,
+  `max_length`). At most one: the readout decides on one reranker, and its cost, its times and
+  the decision triggers are that row's.
+- `run`: a TREC run file a team already has (`file`, relative to the project).
+
+The first row is the baseline every other row is compared against. Without `rows`, the four rows
+of the SciFact review run (dense, sparse, hybrid as RRF of the two, hybrid+rerank over hybrid),
+with the models and constants of the `evaluate:` block. This module imports nothing heavy: the
+checker reads the roles without numpy or torch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from generator.errors import InputError
+from generator.wording import data_text_problem
+
+KINDS = ("dense", "sparse", "fusion", "rerank", "run")
+FUSION_METHODS = ("rrf", "minmax")
+# bm25s's own defaults, set explicitly so the manifest states what ran.
+BM25_K1 = 1.5
+BM25_B = 0.75
+MINMAX_ALPHA = 0.5
+# The SciFact review's rows; results files written before rows were configurable hold these.
+DEFAULT_BASELINE = "dense"
+DEFAULT_RERANK_ROW = "hybrid+rerank"
+DEFAULT_RERANK_OVER = "hybrid"
+# No dot: a row name is a key of result paths (per_query.<row>.<query>), where a dot separates keys.
+ROW_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+-]{0,39}")
+# The keys each kind takes besides name and kind; a key of another kind is refused, not ignored.
+_KEYS = {"dense": ("model",), "sparse": ("k1", "b"), "fusion": ("of", "method", "k", "alpha"),
+         "rerank": ("over", "model", "max_length"), "run": ("file",)}
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    """One configured row. Unset parameters (None) take the `evaluate:` block's values."""
+
+    name: str
+    kind: str
+    model: str | None = None
+    k1: float | None = None
+    b: float | None = None
+    of: tuple[str, ...] = ()
+    method: str | None = None
+    k: int | None = None
+    alpha: float | None = None
+    over: str | None = None
+    max_length: int | None = None
+    file: Path | None = None
+
+    def parameters(self) -> dict[str, Any]:
+        """What the manifest records of this row: every parameter that changes its numbers."""
+        entry: dict[str, Any] = {"name": self.name, "kind": self.kind}
+        if self.kind == "dense":
+            entry["model"] = self.model
+        elif self.kind == "sparse":
+            entry.update({"k1": self.k1, "b": self.b})
+        elif self.kind == "fusion":
+            entry.update({"method": self.method, "of": list(self.of)})
+            entry.update({"k": self.k} if self.method == "rrf" else {"alpha": self.alpha})
+        elif self.kind == "rerank":
+            entry.update({"over": self.over, "model": self.model, "max_length": self.max_length})
+        elif self.kind == "run":
+            entry["file"] = self.file.name if self.file else None
+        return entry
+
+
+def default_rows() -> tuple[RowSpec, ...]:
+    """The SciFact review's four rows, their parameters unset (`fill_defaults` gives them)."""
+    return (RowSpec("dense", "dense"), RowSpec("sparse", "sparse"),
+            RowSpec("hybrid", "fusion", of=("dense", "sparse"), method="rrf"),
+            RowSpec(DEFAULT_RERANK_ROW, "rerank", over="hybrid"))
+
+
+def fill_defaults(rows: tuple[RowSpec, ...], *, dense_model: str, rrf_k: int, rerank_model: str,
+                  rerank_max_length: int) -> tuple[RowSpec, ...]:
+    """Every unset parameter from the `evaluate:` block (or the command line)."""
+    filled = []
+    for row in rows:
+        if row.kind == "dense":
+            row = replace(row, model=row.model or dense_model)
+        elif row.kind == "sparse":
+            row = replace(row, k1=BM25_K1 if row.k1 is None else row.k1, b=BM25_B if row.b is None else row.b)
+        elif row.kind == "fusion":
+            method = row.method or "rrf"
+            row = replace(row, method=method, k=(rrf_k if row.k is None else row.k) if method == "rrf" else None,
+                          alpha=(MINMAX_ALPHA if row.alpha is None else row.alpha) if method == "minmax" else None)
+        elif row.kind == "rerank":
+            row = replace(row, model=row.model or rerank_model,
+                          max_length=rerank_max_length if row.max_length is None else row.max_length)
+        filled.append(row)
+    return tuple(filled)
+
+
+def parse_rows(raw: Any, config_display: str, field: str = "evaluate.rows") -> tuple[RowSpec, ...]:
+    """The `rows:` list, each entry checked where it stands: a one-line error names the entry."""
+    if not isinstance(raw, list) or not raw:
+        raise InputError("expected a list of rows, the baseline first", path=config_display, field=field)
+    rows: list[RowSpec] = []
+    for index, item in enumerate(raw):
+        where = f"{field}[{index}]"
+
+        def refuse(message: str, key: str | None = None) -> InputError:
+            return InputError(message, path=config_display, field=f"{where}.{key}" if key else where)
+
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or "kind" not in item:
+            raise refuse("expected {name: ROW, kind: dense|sparse|fusion|rerank|run, ...}")
+        name = item["name"].strip()
+        if (problem := data_text_problem(name)) or not ROW_NAME.fullmatch(name):
+            raise refuse("a row name is a short identifier (letters, digits, _ + -)"
+                         + (f": it {problem}" if problem else ""), "name")
+        if any(row.name == name for row in rows):
+            raise refuse(f"row {name!r} already exists: each row has its own name", "name")
+        kind = item["kind"]
+        if kind not in KINDS:
+            raise refuse(f"choose one of {', '.join(KINDS)}", "kind")
+        for key in sorted(set(map(str, item)) - {"name", "kind"}):
+            if key not in _KEYS[kind]:
+                raise refuse(f"a {kind} row takes {', '.join(_KEYS[kind])}", key)
+        earlier = [row.name for row in rows]
+
+        def earlier_row(value: Any, key: str) -> str:
+            if not isinstance(value, str) or value not in earlier:
+                raise refuse(f"name a row listed above this one ({', '.join(earlier) or 'none yet'})", key)
+            return value
+
+        def number(key: str, low: float, high: float, integer: bool = False) -> Any:
+            value = item.get(key)
+            if value is None:
+                return None
+            if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)) \
+                    or not low <= value <= high:
+                raise refuse(f"must be {'an integer' if integer else 'a number'} from {low:,} to {high:,}", key)
+            return value
+
+        def text(key: str, required: bool = False) -> str | None:
+            value = item.get(key)
+            if value is None and not required:
+                return None
+            if not isinstance(value, str) or not value.strip():
+                raise refuse("expected a non-empty string", key)
+            return value.strip()
+
+        spec = RowSpec(name, kind)
+        if kind == "dense":
+            spec = replace(spec, model=text("model"))
+        elif kind == "sparse":
+            spec = replace(spec, k1=number("k1", 0, 100), b=number("b", 0, 1))
+        elif kind == "fusion":
+            method = item.get("method", "rrf")
+            if method not in FUSION_METHODS:
+                raise refuse(f"choose one of {', '.join(FUSION_METHODS)}", "method")
+            fused = item.get("of")
+            if not isinstance(fused, list) or len(fused) < 2:
+                raise refuse("expected a list of two or more rows to fuse", "of")
+            names = tuple(earlier_row(value, f"of[{position}]") for position, value in enumerate(fused))
+            if len(set(names)) != len(names):
+                raise refuse("each row is fused once", "of")
+            if method == "minmax" and len(names) != 2:
+                raise refuse("min-max fusion interpolates exactly two rows", "of")
+            if method == "rrf" and "alpha" in item:
+                raise refuse("alpha weighs min-max fusion; RRF takes k", "alpha")
+            if method == "minmax" and "k" in item:
+                raise refuse("k is RRF's constant; min-max fusion takes alpha", "k")
+            spec = replace(spec, of=names, method=method, k=number("k", 1, 1_000_000, integer=True),
+                           alpha=number("alpha", 0, 1))
+        elif kind == "rerank":
+            if any(row.kind == "rerank" for row in rows):
+                raise refuse("one rerank row: the readout decides on one reranker", "kind")
+            spec = replace(spec, over=earlier_row(item.get("over"), "over"), model=text("model"),
+                           max_length=number("max_length", 1, 65_536, integer=True))
+        else:
+            spec = replace(spec, file=Path(text("file", required=True)).expanduser())
+        rows.append(spec)
+    return tuple(rows)
+
+
+@dataclass(frozen=True)
+class RowRoles:
+    """What a results file's rows are to the checker and the renderer."""
+
+    baseline: str
+    rerank: str | None          # the reranker under decision, if any
+    rerank_over: str | None     # the row whose candidates it reorders
+    names: tuple[str, ...]
+
+
+def roles_from_specs(rows: tuple[RowSpec, ...]) -> RowRoles:
+    rerank = next((row for row in rows if row.kind == "rerank"), None)
+    return RowRoles(rows[0].name, rerank.name if rerank else None, rerank.over if rerank else None,
+                    tuple(row.name for row in rows))
+
+
+def row_roles(results: Mapping[str, Any]) -> RowRoles:
+    """The roles `manifest.rows` records; a results file written before rows were configurable
+    (or by the sandbox) has the SciFact review's roles."""
+    manifest = results.get("manifest") if isinstance(results.get("manifest"), Mapping) else {}
+    recorded = manifest.get("rows")
+    table_names = tuple(entry.get("search") for entry in results.get("table", []) or []
+                        if isinstance(entry, Mapping) and isinstance(entry.get("search"), str))
+    if not isinstance(recorded, list) or not recorded or not all(
+            isinstance(entry, Mapping) and isinstance(entry.get("name"), str) for entry in recorded):
+        return RowRoles(DEFAULT_BASELINE, DEFAULT_RERANK_ROW, DEFAULT_RERANK_OVER, table_names)
+    rerank = next((entry for entry in recorded if entry.get("kind") == "rerank"), None)
+    over = rerank.get("over") if rerank else None
+    return RowRoles(recorded[0]["name"], rerank["name"] if rerank else None,
+                    over if isinstance(over, str) else None, tuple(entry["name"] for entry in recorded))
