@@ -192,6 +192,18 @@ def export_table(project: Project, *, output: str | None = None, fmt: str = "csv
     return _latex(view, labels, _source_name(project, results), results.sha256, spec.name)
 
 
+_NUMBER = re.compile(r"[+-]?[\d,]*\.?\d+(?:[eE][+-]?\d+)?%?")
+
+
+def _spreadsheet_safe(cell: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula (`=HYPERLINK(...)`, `@SUM(...)`, from a
+    label or a reason in readout.yaml) gets a leading apostrophe, as OWASP advises; a signed
+    number such as +0.032 stays a number."""
+    if isinstance(cell, str) and cell[:1] in ("=", "+", "-", "@", "\t", "\r") and not _NUMBER.fullmatch(cell):
+        return "'" + cell
+    return cell
+
+
 def _csv(view: dict, has_interval: list[bool], labels: Labels) -> str:
     header = [labels.row]
     for label, interval in zip(view["columns"], has_interval):
@@ -210,7 +222,7 @@ def _csv(view: dict, has_interval: list[bool], labels: Labels) -> str:
             line.append(row["reason"] or "")
         lines.append(line)
     buffer = io.StringIO(newline="")
-    csv.writer(buffer, lineterminator="\n").writerows(lines)
+    csv.writer(buffer, lineterminator="\n").writerows([[_spreadsheet_safe(cell) for cell in line] for line in lines])
     return buffer.getvalue()
 
 

@@ -81,6 +81,9 @@ def resolve_parameters(overrides: Mapping[str, Any] | None, config_display: str)
     return parameters
 
 
+BRANCH_KEYS = ("id", "reason", "inputs", "parameters")
+
+
 def _branches(config: Mapping[str, Any], config_display: str) -> tuple[dict[str, Any], ...]:
     branches = config.get("branches") or []
     if not isinstance(branches, list):
@@ -90,6 +93,11 @@ def _branches(config: Mapping[str, Any], config_display: str) -> tuple[dict[str,
         if not isinstance(branch, dict) or not isinstance(branch.get("id"), str) or not isinstance(
                 branch.get("reason"), str) or not branch["reason"].strip():
             raise InputError("needs an id and a non-empty reason", path=config_display, field=field)
+        # A misspelt key (`paramters:`) would otherwise leave the branch accepting nothing, silently.
+        unknown = sorted(str(key) for key in branch if key not in BRANCH_KEYS)
+        if unknown:
+            raise InputError(f"unknown key; a branch has {', '.join(BRANCH_KEYS)}", path=config_display,
+                             field=f"{field}.{unknown[0]}")
         for kind in ("inputs", "parameters"):
             if branch.get(kind) is not None and not isinstance(branch[kind], dict):
                 raise InputError("must be a mapping", path=config_display, field=f"{field}.{kind}")

@@ -251,6 +251,17 @@ def test_a_row_name_with_a_comma_and_quotes_parses_back_from_csv(tmp_path, make_
     assert {len(row) for row in rows} == {6}
 
 
+@pytest.mark.parametrize("name", ['=HYPERLINK("http://example.org/x","click")', "@SUM(A1)", "+cmd|' /C calc'!A0"])
+def test_a_cell_a_spreadsheet_would_run_as_a_formula_is_neutralised(tmp_path, make_project, name):
+    project = project_with_rows(tmp_path, make_project, rename={"sparse": name})
+    rows = parse_csv(export_table(project, output="aar", fmt="csv"))
+    assert rows[2][0] == "'" + name
+    # Signed numbers stay numbers: a change column keeps its "+0.125", and nothing else is prefixed.
+    cells = [cell for row in rows[1:] for cell in row[1:]]
+    assert any(re.fullmatch(r"\+\d+\.\d+", cell) for cell in cells), cells
+    assert not any(cell.startswith("'") for cell in cells), cells
+
+
 def test_latex_escape_covers_every_special_character():
     assert latex_escape("&%$#_{}~^\\") == (r"\&\%\$\#\_\{\}\textasciitilde{}\textasciicircum{}"
                                           r"\textbackslash{}")
