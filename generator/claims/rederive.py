@@ -34,7 +34,7 @@ from generator.evaluate.diagnosis import count_verdicts, diagnose, ndcg_verdict,
 from generator.evaluate.fusion import reciprocal_rank_fusion
 from generator.evaluate.headroom import ceiling_block
 from generator.evaluate.metrics import Metric, macro_mean, percentile, same_candidate_sets, signed_delta, timing_summary
-from generator.evaluate.rows import row_roles
+from generator.evaluate.rows import name_kind_problem, row_roles
 from generator.evaluate.runfiles import read_qrels
 from generator.evaluate.sample_check import sample_comparisons
 from generator.evaluate.signflip import SIGNIFICANCE, agreement, exact_p_value, wins_ties_losses
@@ -308,6 +308,9 @@ class _Derivation:
         if not isinstance(recorded, list) or [entry.get("name") if isinstance(entry, dict) else None
                                               for entry in recorded] != names:
             raise Mismatch(f"manifest.rows does not name the table's rows {names} in order"[:200])
+        for entry in recorded:
+            if problem := name_kind_problem(str(entry.get("name")), str(entry.get("kind"))):
+                raise Mismatch(f"manifest.rows: {problem}")
         if sum(1 for entry in recorded if entry.get("kind") == "rerank") > 1:
             raise Mismatch("manifest.rows holds more than one rerank row")
         depth = self.data.get("candidate_depth")

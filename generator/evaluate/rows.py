@@ -41,6 +41,21 @@ DEFAULT_RERANK_ROW = "hybrid+rerank"
 DEFAULT_RERANK_OVER = "hybrid"
 # No dot: a row name is a key of result paths (per_query.<row>.<query>), where a dot separates keys.
 ROW_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+-]{0,39}")
+# Words a sentence names a kind of row by (generator.claims.attribution.ROW_ALIASES): a row may
+# carry one as its name only if it is of that kind, or a fusion row named "hybrid+rerank" would
+# pass for the reranker in every sentence that says "reranker".
+KIND_WORDS = {"dense": ("dense", "bi-encoder"), "sparse": ("sparse", "bm25", "bm25s"), "fusion": ("hybrid",),
+              "rerank": ("hybrid+rerank", "rerank", "reranker", "reranked", "reranking", "cross-encoder")}
+
+
+def name_kind_problem(name: str, kind: str) -> str | None:
+    """Why a row of `kind` may not be called `name` (a word that says another kind), or None."""
+    for word_kind, words in KIND_WORDS.items():
+        if name.lower() in words and kind != word_kind:
+            return f"a row named {name!r} must be a {word_kind} row: its name says what it is in every sentence"
+    return None
+
+
 # The keys each kind takes besides name and kind; a key of another kind is refused, not ignored.
 _KEYS = {"dense": ("model",), "sparse": ("k1", "b"), "fusion": ("of", "method", "k", "alpha"),
          "rerank": ("over", "model", "max_length"), "run": ("file",)}
@@ -129,6 +144,8 @@ def parse_rows(raw: Any, config_display: str, field: str = "evaluate.rows") -> t
         kind = item["kind"]
         if kind not in KINDS:
             raise refuse(f"choose one of {', '.join(KINDS)}", "kind")
+        if problem := name_kind_problem(name, kind):
+            raise refuse(problem, "name")
         for key in sorted(set(map(str, item)) - {"name", "kind"}):
             if key not in _KEYS[kind]:
                 raise refuse(f"a {kind} row takes {', '.join(_KEYS[kind])}", key)

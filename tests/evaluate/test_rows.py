@@ -58,6 +58,12 @@ SPARSE = {"name": "sparse", "kind": "sparse"}
     ([DENSE, {"name": "r", "kind": "rerank", "over": "dense", "max_length": 0}], "evaluate.rows[1].max_length",
      "from 1"),
     ([DENSE, {"name": "team", "kind": "run"}], "evaluate.rows[1].file", "non-empty string"),
+    # A name that says another kind: "hybrid+rerank" would pass for the reranker in every sentence.
+    ([DENSE, SPARSE, {"name": "hybrid+rerank", "kind": "fusion", "of": ["dense", "sparse"]}],
+     "evaluate.rows[2].name", "must be a rerank row"),
+    ([DENSE, {"name": "Reranker", "kind": "run", "file": "r.trec"}], "evaluate.rows[1].name", "must be a rerank row"),
+    ([{"name": "bm25", "kind": "dense"}], "evaluate.rows[0].name", "must be a sparse row"),
+    ([DENSE, {"name": "hybrid", "kind": "rerank", "over": "dense"}], "evaluate.rows[1].name", "must be a fusion row"),
 ])
 def test_a_bad_row_is_refused_in_one_line_naming_its_entry(rows, field, message):
     with pytest.raises(InputError) as raised:
@@ -260,6 +266,29 @@ def test_an_rrf_row_recorded_with_another_constant_or_other_inputs_is_refused(cu
     assert problem and "not the RRF (k=60)" in problem
     problem = _tampered(options, tmp_path / "of", lambda data: _entry(data, "rrf3").update(of=["minilm", "bm25"]))
     assert problem and "not the RRF" in problem
+
+
+@pytest.mark.model
+def test_a_row_renamed_to_another_kinds_word_in_the_recorded_rows_is_refused(custom_outputs, tmp_path):
+    options, _ = custom_outputs
+
+    def renamed(value):
+        # The min-max fusion row renamed "reranker" in every key and value, so its figures would
+        # read as the reranker's in any sentence that says "reranker".
+        if isinstance(value, dict):
+            return {renamed(key): renamed(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [renamed(item) for item in value]
+        if isinstance(value, str) and (value == "mm" or value.startswith("mm_vs_") or value.endswith("_vs_mm")):
+            return value.replace("mm", "reranker")
+        return value
+
+    def rename(data):
+        forged = renamed({key: item for key, item in data.items()})
+        data.clear()
+        data.update(forged)
+    problem = _tampered(options, tmp_path, rename)
+    assert problem and "must be a rerank row" in problem
 
 
 @pytest.mark.model
