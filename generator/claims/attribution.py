@@ -24,13 +24,13 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from generator.evaluate.rows import DEFAULT_RERANK_ROW as RERANK_ROW, KIND_WORDS, default_rows
 from generator.results import RESULTS_NAME, Step
 
+# The SciFact review's rows are named by their kind's words (generator.evaluate.rows.KIND_WORDS,
+# which also keeps any configured row from taking another kind's word); the sandbox's by its own.
 ROW_ALIASES: dict[str, tuple[str, ...]] = {
-    "dense": ("dense", "bi-encoder"),
-    "sparse": ("sparse", "bm25", "bm25s"),
-    "hybrid": ("hybrid",),
-    "hybrid+rerank": ("hybrid+rerank", "rerank", "reranker", "reranked", "reranking", "cross-encoder"),
+    **{row.name: KIND_WORDS[row.kind] for row in default_rows()},
     "bm25": ("bm25",),
     "opaque": ("opaque", "supplied run"),
     "reranked": ("reranked", "reranker", "rerank", "reranking"),
@@ -43,7 +43,6 @@ QUERY_KEYED = ("rerank_milliseconds", "reranked_top_5")
 CEILING = "ceiling"
 # Top-level keys about the reranker alone: a sentence showing them names the reranker.
 RERANK_KEYS = ("rerank_cost", "rerank_milliseconds", "p95_rerank_milliseconds", "reranked_top_5")
-RERANK_ROW = "hybrid+rerank"
 # rerank_cost's own per-query maps: rerank_cost.per_query_milliseconds.<query>.
 QUERY_KEYED_IN_COST = ("per_query_milliseconds", "per_query_pairs", "per_query_cpu_seconds", "per_query_load_average")
 _AGGREGATE = re.compile(r"\b(mean|means|average|averaged|averages|macro|overall|across|typical|typically)\b",

@@ -18,13 +18,12 @@ import hashlib
 import io
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from generator.fileio import atomic_write_bytes, atomic_write_json, default_cache_dir
+from generator.fileio import atomic_write_bytes, atomic_write_json
 
 Warn = Callable[[str], None]
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import shutil
 import tempfile
 import time
@@ -29,15 +28,15 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from generator.errors import InputError, ModelUnavailableError
-from generator.evaluate.cache import (checksum_problem, content_key, default_cache_dir, is_finite_number,
-                                      read_json_entry, seal, warning_line)
+from generator.evaluate.cache import (checksum_problem, content_key, is_finite_number, read_json_entry, seal,
+                                      warning_line)
 from generator.evaluate.metrics import timing_summary
 from generator.evaluate.models import resolve_device
 from generator.evaluate.options import DEFAULT_SEED, RERANK_BATCH_SIZE, RERANK_MAX_LENGTH
 from generator.evaluate.environment import machine, package_versions
 from generator.evaluate.shapes import (TOKENIZER_FILES, ResolvedShape, TokenizerChoice, choose_tokenizer,
                                        position_limit, resolve_shape, shape_summary)
-from generator.fileio import atomic_write_json, display_home_path
+from generator.fileio import atomic_write_json, default_cache_dir, display_home_path
 
 Pair = tuple[str, str]
 DTYPE = "float32"

@@ -88,8 +88,6 @@ def ensure_exported(identifier: str, target: Path, log: Callable[[str], None] = 
                           for query in dataset.queries_iter())
         qrels = "query-id\tcorpus-id\tscore\n" + "".join(
             f"{qrel.query_id}\t{qrel.doc_id}\t{int(qrel.relevance)}\n" for qrel in dataset.qrels_iter())
-    except InputError:
-        raise
     except Exception as error:   # a download refused offline, a broken archive: ir_datasets' own words
         detail = " ".join(str(error).split())[:160]
         raise InputError(f"ir_datasets could not provide {identifier!r}: {type(error).__name__}: {detail}",

@@ -14,28 +14,27 @@ import platform
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from generator import __version__
 from generator.errors import InputError, ModelUnavailableError
-from generator.evaluate.cache import EmbeddingCache, RerankCache, default_cache_dir
+from generator.evaluate.cache import EmbeddingCache, RerankCache
 from generator.evaluate.cost import measure_rerank_cost
 from generator.evaluate.environment import package_versions, thread_count
-from generator.evaluate.irds import PREFIX as IRDS_PREFIX, ensure_exported
+from generator.evaluate.irds import ensure_exported, identifier_of
 from generator.evaluate.data import Dataset, check_dataset_layout, hash_inputs, load_dataset
 from generator.evaluate.metrics import ROW_METRICS, Metric, metrics_from_names
 from generator.evaluate.metrics import timing_summary
 from generator.evaluate.models import resolve_device, resolve_model
 from generator.evaluate.options import RESULTS_FILE, EvaluationOptions
 from generator.evaluate.retrieval import dense_rankings, fused_rankings, rerank_rankings, sparse_rankings
-from generator.evaluate.rows import BM25_B, BM25_K1, RowSpec, roles_from_specs
+from generator.evaluate.rows import RowSpec, roles_from_specs
 from generator.evaluate.runfiles import QRELS_COPY_NAME, format_qrels, format_run, read_supplied_run
 from generator.evaluate.sample_check import sample_comparisons
 from generator.evaluate.scoring import RowRun, rerank_summary, score_rows
 from generator.evaluate.comparisons import method_description
-from generator.fileio import display_home_path, display_path, dumps_json, reading, sha256_bytes, sha256_file, write_set
+from generator.fileio import default_cache_dir, display_home_path, display_path, dumps_json, reading, sha256_bytes, sha256_file, write_set
 from generator.results import Results, read_results, seal
 
 def _now() -> str:
@@ -94,26 +93,21 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
     supplied = {}
     rows: list[RowRun] = []
     for spec in specs:
-        label = None
+        model_name = None
         if spec.kind == "dense":
             outcome = dense_rankings(dataset.documents, queries, identities[spec.name], options.depth,
                                      EmbeddingCache(cache_dir), progress=options.progress, log=log, device=device,
                                      batch_size=options.encode_batch_size)
             dense_outcomes[spec.name] = outcome
-            rankings[spec.name], label = outcome.rankings, identities[spec.name].name
+            rankings[spec.name], model_name = outcome.rankings, identities[spec.name].name
         elif spec.kind == "sparse":
             log(f"{spec.name}: indexing with bm25s")
             rankings[spec.name] = sparse_rankings(dataset.documents, queries, options.depth, k1=spec.k1, b=spec.b)
-            label = "bm25s (BM25, Lucene variant)" + ("" if (spec.k1, spec.b) == (BM25_K1, BM25_B)
-                                                      else f" k1={spec.k1:g} b={spec.b:g}")
         elif spec.kind == "fusion":
             rankings[spec.name] = fused_rankings([rankings[name] for name in spec.of], spec.method, options.depth,
                                                  k=spec.k, alpha=spec.alpha)
-            fused = " and ".join([", ".join(spec.of[:-1]), spec.of[-1]])
-            label = (f"RRF k={spec.k} over {fused} top {options.depth}" if spec.method == "rrf"
-                     else f"min-max fusion alpha={spec.alpha:g} over {fused} top {options.depth}")
         elif spec.kind == "rerank":
-            label = rerank_identity.name if rerank_identity else spec.model
+            model_name = rerank_identity.name if rerank_identity else None
             if rerank_identity is not None:
                 rerank = rerank_rankings(rankings[spec.over], queries, texts, rerank_identity, spec.max_length,
                                          RerankCache(cache_dir, rerank_identity.cache_key), progress=options.progress,
@@ -128,8 +122,7 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
                                                     depth=options.depth, query_ids=query_ids)
             supplied[spec.name] = {"path": os.path.relpath(spec.file.resolve(), options.outputs_dir.resolve().parent),
                                    "sha256": sha256_file(spec.file)}
-            label = f"run file {spec.file.name}"
-        rows.append(RowRun(spec.name, label, rankings.get(spec.name),
+        rows.append(RowRun(spec.name, spec.label(options.depth, model_name), rankings.get(spec.name),
                            rerank_reason if spec.kind == "rerank" else None))
     candidates = rankings[rerank_spec.over] if rerank_spec else None
     if rerank is not None:
@@ -201,7 +194,7 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
 def prepare_data(options: EvaluationOptions, log: Callable[[str], None] = print) -> None:
     """An `irds:` dataset is exported to its BEIR folder first (once; generator.evaluate.irds)."""
     if options.data_source:
-        ensure_exported(options.data_source[len(IRDS_PREFIX):], options.data, log)
+        ensure_exported(identifier_of(options.data_source), options.data, log)
 
 
 def _check_comparisons(pairs: Sequence[tuple[str, str]] | None, names: Sequence[str]) -> None:

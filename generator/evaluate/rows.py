@@ -41,9 +41,9 @@ DEFAULT_RERANK_ROW = "hybrid+rerank"
 DEFAULT_RERANK_OVER = "hybrid"
 # No dot: a row name is a key of result paths (per_query.<row>.<query>), where a dot separates keys.
 ROW_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+-]{0,39}")
-# Words a sentence names a kind of row by (generator.claims.attribution.ROW_ALIASES): a row may
-# carry one as its name only if it is of that kind, or a fusion row named "hybrid+rerank" would
-# pass for the reranker in every sentence that says "reranker".
+# Words a sentence names a kind of row by (the aliases of generator.claims.attribution): a row
+# may carry one as its name only if it is of that kind, or a fusion row named "hybrid+rerank"
+# would pass for the reranker in every sentence that says "reranker".
 KIND_WORDS = {"dense": ("dense", "bi-encoder"), "sparse": ("sparse", "bm25", "bm25s"), "fusion": ("hybrid",),
               "rerank": ("hybrid+rerank", "rerank", "reranker", "reranked", "reranking", "cross-encoder")}
 
@@ -77,6 +77,21 @@ class RowSpec:
     over: str | None = None
     max_length: int | None = None
     file: Path | None = None
+
+    def label(self, depth: int, model_name: str | None = None) -> str:
+        """What the tables say the row is: its model (`model_name`, as resolved, for dense and
+        rerank rows), its BM25 constants where they are not bm25s's own, its fusion, its file."""
+        if self.kind in ("dense", "rerank"):
+            return model_name or self.model or ""
+        if self.kind == "sparse":
+            constants = "" if (self.k1, self.b) == (BM25_K1, BM25_B) else f" k1={self.k1:g} b={self.b:g}"
+            return "bm25s (BM25, Lucene variant)" + constants
+        if self.kind == "fusion":
+            fused = " and ".join([", ".join(self.of[:-1]), self.of[-1]])
+            if self.method == "rrf":
+                return f"RRF k={self.k} over {fused} top {depth}"
+            return f"min-max fusion alpha={self.alpha:g} over {fused} top {depth}"
+        return f"run file {self.file.name if self.file else ''}"
 
     def parameters(self) -> dict[str, Any]:
         """What the manifest records of this row: every parameter that changes its numbers."""

@@ -27,14 +27,13 @@ The module imports only NumPy and has no side effects.
 
 from __future__ import annotations
 
-import math
 from numbers import Integral, Real
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from generator.evaluate.options import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_PERMUTATION_RESAMPLES, DEFAULT_SEED
-from generator.evaluate.signflip import DEFAULT_TOLERANCE, check_tolerance, exact_count, plain_float
+from generator.evaluate.options import DEFAULT_PERMUTATION_RESAMPLES, DEFAULT_SEED
+from generator.evaluate.signflip import DEFAULT_TOLERANCE, check_tolerance, exact_count
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_EXACT_MAX_QUERIES = 20

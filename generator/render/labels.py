@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from generator.safe_yaml import load_config_with_lines
 from generator.errors import InputError
