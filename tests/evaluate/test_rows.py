@@ -307,6 +307,14 @@ def test_a_baseline_swapped_in_the_recorded_rows_is_refused(custom_outputs, tmp_
 
 
 @pytest.mark.model
+def test_dropping_the_recorded_rows_does_not_switch_the_rules_off(custom_outputs, tmp_path):
+    options, _ = custom_outputs
+    # Without manifest.rows the SciFact roles apply: changes must be over dense, and these are over bm25.
+    problem = _tampered(options, tmp_path, lambda data: data["manifest"].pop("rows"))
+    assert problem and "is a change over bm25, but the baseline is dense" in problem
+
+
+@pytest.mark.model
 def test_a_change_over_a_row_that_is_not_the_baseline_is_refused(custom_outputs, tmp_path):
     options, _ = custom_outputs
 
