@@ -30,10 +30,10 @@ from generator.claims.draft import import_draft
 from generator.claims.freeze import freeze_project
 from generator.claims.report import format_github, format_text, report_dict
 from generator.errors import InputError, ReadoutError
-from generator.evaluate.options import (DEVICES, ENCODE_BATCH_SIZE, QUERY_SETS, RERANK_BATCH_SIZE, RERANK_COST,
+from generator.core.options import (DEVICES, ENCODE_BATCH_SIZE, QUERY_SETS, RERANK_BATCH_SIZE, RERANK_COST,
                                         SKIP_RERANK_REASON)
-from generator.evaluate.irds import identifier_of
-from generator.evaluate.selftest import MUTANT_NOTICE, run_checks
+from generator.core.data_source import identifier_of
+from generator.core.selftest import MUTANT_NOTICE, run_checks
 from generator.fileio import LINK_LOOP, display_path, dumps_json, path_option
 from generator.render.export import configure_export, run_export
 from generator.scaffold import configure_init, init_lines, init_project

@@ -104,9 +104,9 @@ def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | N
     makes another, still consistent run. `shape_milliseconds` records the reranker's cost as
     measured by shape (that many milliseconds per query, rising slightly) while its quality is not
     measured; `rerank_cost` otherwise follows the rerank row."""
-    from generator.evaluate.metrics import timing_summary
+    from generator.core.metrics import timing_summary
     from generator.evaluate.pipeline import Evaluation, not_measured_cost
-    from generator.evaluate.scoring import RowRun, rerank_summary, score_rows
+    from generator.core.scoring import RowRun, rerank_summary, score_rows
 
     rng = random.Random(20261130 + hybrid_variant)
     documents = [f"d{number:02d}" for number in range(40)]

@@ -37,7 +37,7 @@ from generator.claims.freeze import freeze_project
 from generator.cli import main
 from generator.project import load_project
 from generator.results import seal
-from tests.conftest import ROOT_CONFIG, fixture_evaluation, ledger_text
+from tests.conftest import fixture_evaluation, ledger_text
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 WRITER = "readout evaluate 0.1.0"

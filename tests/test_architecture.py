@@ -1,10 +1,13 @@
-"""The package's shape: no import cycles (between modules or between stages), sibling modules
-imported at the top of a module except the evaluation stage, which only the CLI and `build`
-import late so that `check`, `render` and `sandbox` start without numpy, torch or bm25s."""
+"""The package's shape: no import cycles of any kind (between modules or between stages, type-only
+imports included), stages that read the kernel (generator.core) and never the evaluation stage,
+sibling modules imported at the top of a module except the evaluation stage, which only the CLI
+and `build` import late so that `check`, `render` and `sandbox` start without numpy, torch or
+bm25s, and package docstrings and ARCHITECTURE.md that name exactly the modules that exist."""
 
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -50,6 +53,17 @@ def _top_level_graph(modules: dict[str, ast.Module]) -> dict[str, set[str]]:
     return graph
 
 
+def _every_import_graph(modules: dict[str, ast.Module]) -> dict[str, set[str]]:
+    """Every import a module makes anywhere: at the top, under `if TYPE_CHECKING:`, inside a function."""
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, tree in modules.items():
+        for node in ast.walk(tree):
+            for target in _imported(node):
+                if target in modules and target != name:
+                    graph[name].add(target)
+    return graph
+
+
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     state: dict[str, int] = {}
     stack: list[str] = []
@@ -77,18 +91,74 @@ def _stage(module: str) -> str:
     return ".".join(parts[:2]) if len(parts) > 1 else module
 
 
-def test_no_import_cycle_between_modules():
-    assert _cycle(_top_level_graph(_modules())) is None
-
-
-def test_no_import_cycle_between_stages():
+def _stage_graph(module_graph: dict[str, set[str]]) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
-    for name, targets in _top_level_graph(_modules()).items():
+    for name, targets in module_graph.items():
         graph.setdefault(_stage(name), set()).update(_stage(t) for t in targets if _stage(t) != _stage(name))
     for targets in list(graph.values()):
         for target in targets:
             graph.setdefault(target, set())
-    assert _cycle(graph) is None
+    return graph
+
+
+def test_no_import_cycle_between_modules():
+    assert _cycle(_top_level_graph(_modules())) is None
+
+
+def test_no_import_cycle_of_any_kind_type_only_and_late_imports_included():
+    assert _cycle(_every_import_graph(_modules())) is None
+
+
+def test_no_import_cycle_between_stages():
+    assert _cycle(_stage_graph(_every_import_graph(_modules()))) is None
+
+
+def test_a_type_only_import_counts_as_an_edge():
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from generator.b import B\n")
+    graph = _every_import_graph({"generator.a": tree, "generator.b": ast.parse("import generator.a")})
+    assert _cycle(graph) == ["generator.a", "generator.b", "generator.a"]
+
+
+# The stages that may read another stage besides the kernel and the shared top-level modules, and
+# why; any other arrow between stages fails. The evaluation stage is read by nobody but the CLI
+# and `build`, so no reader of results pulls in torch, models or caches.
+STAGE_READS_ALLOWED = {
+    ("generator.render", "generator.claims"): "the renderer shows the check report",
+    ("generator.claims", "generator.sandbox"): "check re-derives the sandbox's stage_boundary.json",
+    ("generator.claims", "generator.project"): "the checker reads the project model",
+    ("generator.render", "generator.project"): "the renderer reads the project model",
+    ("generator.project", "generator.sandbox"): "readout.yaml's sandbox: block is the sandbox's config",
+}
+STAGES = ("generator.claims", "generator.evaluate", "generator.project", "generator.render", "generator.sandbox")
+
+
+def test_stages_read_the_kernel_and_never_the_evaluation_stage():
+    found = []
+    for name, targets in _every_import_graph(_modules()).items():
+        if _stage(name) in ("generator.claims", "generator.project", "generator.sandbox", "generator.render",
+                            "generator.core"):
+            found += [f"{name} imports {t}" for t in sorted(targets) if t.startswith("generator.evaluate")]
+    assert found == []
+
+
+def test_the_kernel_reads_no_stage_and_nothing_heavy():
+    found = []
+    for name, tree in _modules().items():
+        if _stage(name) != "generator.core":
+            continue
+        for node in ast.walk(tree):
+            for target in _imported(node):
+                if _stage(target) in STAGES or target.split(".")[0] in ("torch", "sentence_transformers", "bm25s",
+                                                                         "transformers"):
+                    found.append(f"{name} imports {target}")
+    assert found == []
+
+
+def test_only_the_listed_stage_to_stage_arrows_exist():
+    arrows = {(source, target) for source, targets in _stage_graph(_every_import_graph(_modules())).items()
+              for target in targets if source in STAGES and target in STAGES}
+    late = {("generator.cli", "generator.evaluate"), ("generator.build", "generator.evaluate")}
+    assert arrows - set(STAGE_READS_ALLOWED) - late == set()
 
 
 def test_a_cycle_is_found_when_there_is_one():
@@ -124,3 +194,47 @@ def test_light_commands_never_import_heavy_libraries(argv, tmp_path):
     completed = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=project)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _package_modules(package: Path) -> set[str]:
+    return {path.stem for path in package.glob("*.py") if path.stem != "__init__"}
+
+
+def _named_modules(text: str) -> set[str]:
+    """The backquoted module names of a `Modules:` paragraph."""
+    match = re.search(r"Modules:(.*?)(?:\n\s*\n|$)", text, re.S)
+    return set(re.findall(r"`([a-z_][a-z0-9_]*)`", match.group(1))) if match else set()
+
+
+@pytest.mark.parametrize("package", sorted(path.parent.name for path in PACKAGE.glob("*/__init__.py")))
+def test_every_package_docstring_names_exactly_its_modules(package):
+    docstring = ast.get_docstring(ast.parse((PACKAGE / package / "__init__.py").read_text(encoding="utf-8"))) or ""
+    assert _named_modules(docstring) == _package_modules(PACKAGE / package), package
+
+
+def _architecture_entries() -> dict[str, set[str]]:
+    """ARCHITECTURE.md's "Who owns what": each bullet `generator/<package>/` (or "Top level")
+    with the backquoted module names it gives."""
+    text = (PACKAGE.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("## Who owns what", 1)[1].split("\n## ", 1)[0]
+    entries = {}
+    for bullet in re.split(r"\n- ", "\n" + section.strip())[1:]:
+        head = re.match(r"`generator/([a-z_]+)/`|Top level", bullet)
+        assert head, bullet[:60]
+        names = set(re.findall(r"`([a-z_][a-z0-9_]*)(?:\.py)?`", bullet))
+        entries[head.group(1) or "."] = names
+    return entries
+
+
+def test_architecture_names_exactly_the_modules_that_exist():
+    entries = _architecture_entries()
+    packages = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
+    assert set(entries) == packages | {"."}
+    for package in packages:
+        assert entries[package] == _package_modules(PACKAGE / package), package
+    assert entries["."] == _package_modules(PACKAGE), "top level"
+
+
+def test_a_missing_module_name_is_noticed():
+    assert _named_modules("Modules: `a` (one), `b` (two).\n\nMore.") == {"a", "b"}
+    assert _named_modules("Modules: `a` (one).") != {"a", "b"}

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from generator.errors import InputError
-from generator.evaluate import options
+from generator.core import options
 from generator.project import TOP_KEYS, PROJECT_KINDS, load_project
 from generator.project import outputs as project_outputs
 from generator.project.reference import REGENERATE, load_config_schema, render_reference

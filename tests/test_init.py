@@ -8,7 +8,6 @@ from an empty directory with the packaged MiniLM and no network.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from pathlib import Path
@@ -20,7 +19,7 @@ from generator.cli import build_parser, main
 from generator.errors import InputError
 from generator.project import load_project
 from generator.project.reference import load_config_schema
-from generator.scaffold import (DEFAULT_TITLE, DESIGN_DOCUMENTS, configure_init, init_lines, init_project,
+from generator.scaffold import (DEFAULT_TITLE, DESIGN_DOCUMENTS, init_lines, init_project,
                                 scaffold_files)
 
 STARTER_CLAIMS = ("rows-hybrid", "candidates-fixed", "expected-hybrid", "next-measure", "results-hybrid",

@@ -24,10 +24,10 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from generator.evaluate.rows import DEFAULT_RERANK_ROW as RERANK_ROW, KIND_WORDS, default_rows
+from generator.core.rows import DEFAULT_RERANK_ROW as RERANK_ROW, KIND_WORDS, default_rows
 from generator.results import RESULTS_NAME, Step
 
-# The SciFact review's rows are named by their kind's words (generator.evaluate.rows.KIND_WORDS,
+# The SciFact review's rows are named by their kind's words (generator.core.rows.KIND_WORDS,
 # which also keeps any configured row from taking another kind's word); the sandbox's by its own.
 ROW_ALIASES: dict[str, tuple[str, ...]] = {
     **{row.name: KIND_WORDS[row.kind] for row in default_rows()},

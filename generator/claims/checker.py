@@ -41,7 +41,8 @@ from generator.claims.ledger import (KINDS, OUTPUTS, Claim, DecisionSource, Desi
                                      literal_text, load_ledger)
 from generator.claims.measured import ResultsFiles, evaluate_predicate, resolve_measured_source, short
 from generator.claims.predicates import can_fail
-from generator.claims.report import CheckReport, ClaimResult, Evidence
+from generator.claims.evidence import Evidence
+from generator.claims.report import CheckReport, ClaimResult
 from generator.claims.triggers import DecisionRow, DesignRules, evaluate_trigger, read_design_rules
 from generator.claims.visible import (PLACED_CLOSE, PLACED_OPEN, UNFILLED_PLACEHOLDER, remote_references, render_visible,
                                       source_with_values)

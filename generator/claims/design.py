@@ -36,7 +36,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from generator.claims.ledger import DesignSource
-from generator.claims.report import Evidence
+from generator.claims.evidence import Evidence
 from generator.errors import InputError
 from generator.fileio import display_path, reading, resolved
 
@@ -183,6 +183,79 @@ class _Builder:
         return unit
 
 
+def _lay_out(tokens: list) -> tuple[_Builder, list[_Block]]:
+    """Walk a document's Markdown tokens into quotable units, and keep its code blocks apart."""
+    builder = _Builder()
+    blocks: list[_Block] = []
+    containers: list[dict] = []        # open list items and block quotes, innermost last
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        kind = token.type
+        if kind == "heading_open":
+            _heading(builder, containers, tokens[index + 1], token.map[0] + 1)
+            index += 3
+            continue
+        if kind == "paragraph_open":
+            _paragraph(builder, containers, tokens[index + 1])
+            index += 3
+            continue
+        if kind in ("list_item_open", "blockquote_open"):
+            if containers and containers[-1]["kind"] == "item":
+                containers[-1]["open"] = False       # the item's own text stops at a nested block
+            containers.append({"kind": "item" if kind == "list_item_open" else "quote", "open": True,
+                               "start": None, "end": None, "line": None, "heading": builder.heading})
+        elif kind in ("list_item_close", "blockquote_close"):
+            container = containers.pop()
+            if container["kind"] == "item" and container["start"] is not None:
+                builder.units.append(Unit("item", container["start"], container["end"], container["line"],
+                                          container["heading"]))
+        elif kind in ("th_open", "td_open"):
+            inline = tokens[index + 1]
+            text, _, _ = _words(_inline_pieces(inline.children, inline.map[0] + 1))
+            if text:
+                builder.leaf("cell", text, inline.map[0] + 1)
+        elif kind in _SEGMENT_BREAKS:
+            builder.new_segment = True
+            if containers and containers[-1]["kind"] == "item":
+                containers[-1]["open"] = False
+            if kind in _CODE_BLOCKS and (block := _code_block(token)) is not None:
+                blocks.append(block)
+        index += 1
+    return builder, blocks
+
+
+def _heading(builder: _Builder, containers: list[dict], inline, line: int) -> None:
+    text, _, _ = _words(_inline_pieces(inline.children, inline.map[0] + 1))
+    builder.new_segment = True
+    builder.heading = text
+    for container in containers:                 # a heading inside a list item ends its text
+        container["open"] = False
+    if text:
+        builder.leaf("heading", text, line)
+    builder.new_segment = True
+
+
+def _paragraph(builder: _Builder, containers: list[dict], inline) -> None:
+    """A paragraph's sentences; inside a list item they also make up the item's own text."""
+    text, offsets, lines = _words(_inline_pieces(inline.children, inline.map[0] + 1))
+    owner = containers[-1] if containers and containers[-1]["kind"] == "item" else None
+    for start, end in sentence_spans(text):
+        unit = builder.leaf("sentence", text[start:end], lines[bisect.bisect_right(offsets, start) - 1])
+        if owner is not None and owner["open"]:
+            if owner["start"] is None:
+                owner["start"], owner["line"] = unit.start, unit.line
+            owner["end"] = unit.end
+
+
+def _code_block(token) -> _Block | None:
+    """A code, diagram or HTML block's words: never quotable, kept to say why a quote from one fails."""
+    first = token.map[0] + (2 if token.type == "fence" else 1)
+    pieces = [(line + "\n", first + number) for number, line in enumerate(token.content.split("\n"))]
+    text, offsets, lines = _words(pieces)
+    return _Block(text, offsets, lines) if text else None
+
+
 class DesignDocument:
     """A design document cut into quotable units (see the module docstring)."""
 
@@ -201,64 +274,7 @@ class DesignDocument:
     # ------------------------------------------------------------------ parsing
 
     def _parse(self, source: str) -> None:
-        builder = _Builder()
-        self.blocks: list[_Block] = []
-        containers: list[dict] = []        # open list items and block quotes, innermost last
-        tokens = _MARKDOWN.parse(source)
-        index = 0
-        while index < len(tokens):
-            token = tokens[index]
-            kind = token.type
-            if kind == "heading_open":
-                inline = tokens[index + 1]
-                text, _, _ = _words(_inline_pieces(inline.children, inline.map[0] + 1))
-                builder.new_segment = True
-                builder.heading = text
-                for container in containers:                 # a heading inside a list item ends its text
-                    container["open"] = False
-                if text:
-                    builder.leaf("heading", text, token.map[0] + 1)
-                builder.new_segment = True
-                index += 3
-                continue
-            if kind in ("list_item_open", "blockquote_open"):
-                if containers and containers[-1]["kind"] == "item":
-                    containers[-1]["open"] = False       # the item's own text stops at a nested block
-                containers.append({"kind": "item" if kind == "list_item_open" else "quote", "open": True,
-                                   "start": None, "end": None, "line": None, "heading": builder.heading})
-            elif kind in ("list_item_close", "blockquote_close"):
-                container = containers.pop()
-                if container["kind"] == "item" and container["start"] is not None:
-                    builder.units.append(Unit("item", container["start"], container["end"], container["line"],
-                                              container["heading"]))
-            elif kind == "paragraph_open":
-                inline = tokens[index + 1]
-                text, offsets, lines = _words(_inline_pieces(inline.children, inline.map[0] + 1))
-                owner = containers[-1] if containers and containers[-1]["kind"] == "item" else None
-                for start, end in sentence_spans(text):
-                    unit = builder.leaf("sentence", text[start:end], lines[bisect.bisect_right(offsets, start) - 1])
-                    if owner is not None and owner["open"]:
-                        if owner["start"] is None:
-                            owner["start"], owner["line"] = unit.start, unit.line
-                        owner["end"] = unit.end
-                index += 3
-                continue
-            elif kind in ("th_open", "td_open"):
-                inline = tokens[index + 1]
-                text, _, _ = _words(_inline_pieces(inline.children, inline.map[0] + 1))
-                if text:
-                    builder.leaf("cell", text, inline.map[0] + 1)
-            elif kind in _SEGMENT_BREAKS:
-                builder.new_segment = True
-                if containers and containers[-1]["kind"] == "item":
-                    containers[-1]["open"] = False
-                if kind in _CODE_BLOCKS:
-                    first = token.map[0] + (2 if kind == "fence" else 1)
-                    pieces = [(line + "\n", first + number) for number, line in enumerate(token.content.split("\n"))]
-                    text, offsets, lines = _words(pieces)
-                    if text:
-                        self.blocks.append(_Block(text, offsets, lines))
-            index += 1
+        builder, self.blocks = _lay_out(_MARKDOWN.parse(source))
         self.text = "".join(builder.parts)
         self.units = sorted(builder.units, key=lambda unit: (unit.start, -unit.end, unit.kind != "item"))
         self._segment_starts = builder.segment_starts

@@ -349,6 +349,27 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
         if required not in fields or fields[required][1].value is None:
             where = fields[required][0] if required in fields else node.line
             raise InputError("missing required field", path=path, line=where, field=required)
+    claim_id = _claim_id(fields, path, seen, node.line)
+    output = _choice(fields, "output", OUTPUTS, path, claim_id)
+    kind = _choice(fields, "kind", KINDS, path, claim_id)
+    section = _text(fields["section"], path, "section", claim_id=claim_id)
+    if not SECTION_PATTERN.match(section):
+        raise InputError(f"claim {claim_id}: section {excerpt(section)} must be an id (letters, digits, '-', '_', '.')",
+                         path=path, line=fields["section"][0], field="section")
+    text, placeholders = _claim_text(fields, path, claim_id)
+    status = _text(fields.get("status"), path, "status", required=False, claim_id=claim_id) or "active"
+    if status not in STATUSES:
+        raise InputError(f"claim {claim_id}: unknown status {excerpt(status)}; choose one of {_choices(STATUSES)}",
+                         path=path, line=fields["status"][0], field="status")
+    strike_reason, strike_display = _strike(fields, status, path, claim_id)
+    sources = _sources(fields, path, claim_id)
+    _check_value_names(sources, placeholders, path, claim_id, node.line, fields["text"][0])
+    return Claim(id=claim_id, line=node.line, output=output, section=section, kind=kind, text=text,
+                 status=status, strike_reason=strike_reason, strike_display=strike_display, sources=tuple(sources),
+                 placeholders=placeholders, field_lines={key: line for key, (line, _) in fields.items()})
+
+
+def _claim_id(fields: dict[str, tuple[int, Node]], path: str, seen: dict[str, int], claim_line: int) -> str:
     claim_id = _text(fields["id"], path, "id")
     id_line = fields["id"][0]
     if len(claim_id) > MAX_ID_CHARS:
@@ -360,19 +381,21 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
     if claim_id in seen:
         raise InputError(f"duplicate claim id {claim_id!r} (first at line {seen[claim_id]})", path=path,
                          line=id_line, field="id")
-    seen[claim_id] = node.line
-    output = _text(fields["output"], path, "output", claim_id=claim_id)
-    if output not in OUTPUTS:
-        raise InputError(f"claim {claim_id}: unknown output {excerpt(output)}; choose one of {_choices(OUTPUTS)}",
-                         path=path, line=fields["output"][0], field="output")
-    kind = _text(fields["kind"], path, "kind", claim_id=claim_id)
-    if kind not in KINDS:
-        raise InputError(f"claim {claim_id}: unknown kind {excerpt(kind)}; choose one of {_choices(KINDS)}",
-                         path=path, line=fields["kind"][0], field="kind")
-    section = _text(fields["section"], path, "section", claim_id=claim_id)
-    if not SECTION_PATTERN.match(section):
-        raise InputError(f"claim {claim_id}: section {excerpt(section)} must be an id (letters, digits, '-', '_', '.')",
-                         path=path, line=fields["section"][0], field="section")
+    seen[claim_id] = claim_line
+    return claim_id
+
+
+def _choice(fields: dict[str, tuple[int, Node]], key: str, choices: tuple[str, ...], path: str,
+            claim_id: str) -> str:
+    value = _text(fields[key], path, key, claim_id=claim_id)
+    if value not in choices:
+        raise InputError(f"claim {claim_id}: unknown {key} {excerpt(value)}; choose one of {_choices(choices)}",
+                         path=path, line=fields[key][0], field=key)
+    return value
+
+
+def _claim_text(fields: dict[str, tuple[int, Node]], path: str, claim_id: str) -> tuple[str, tuple[Placeholder, ...]]:
+    """The sentence, refused when it is too long, strikes itself or hides a character; and its placeholders."""
     text = _text(fields["text"], path, "text", claim_id=claim_id)
     text_line = fields["text"][0]
     if len(text) > MAX_TEXT:
@@ -386,56 +409,66 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
         raise InputError(f"claim {claim_id}: the text holds the invisible, private-use or control character "
                          f"U+{ord(hidden.group(0)):04X}", path=path, line=text_line, field="text")
     try:
-        placeholders = parse_placeholders(text)
+        return text, parse_placeholders(text)
     except ValueError as error:
-        raise InputError(f"claim {claim_id}: {clip(str(error), MAX_REASON_CHARS)}", path=path, line=fields["text"][0],
+        raise InputError(f"claim {claim_id}: {clip(str(error), MAX_REASON_CHARS)}", path=path, line=text_line,
                          field="text") from None
-    status = _text(fields.get("status"), path, "status", required=False, claim_id=claim_id) or "active"
-    if status not in STATUSES:
-        raise InputError(f"claim {claim_id}: unknown status {excerpt(status)}; choose one of {_choices(STATUSES)}",
-                         path=path, line=fields["status"][0], field="status")
+
+
+def _strike(fields: dict[str, tuple[int, Node]], status: str, path: str,
+            claim_id: str) -> tuple[str | None, str | None]:
+    """A struck claim's reason (a label) and display; an active claim has neither."""
     strike_reason = _text(fields.get("strike_reason"), path, "strike_reason", required=False, claim_id=claim_id)
     strike_display = _text(fields.get("strike_display"), path, "strike_display", required=False,
                            claim_id=claim_id)
-    if status == "struck":
-        if not strike_reason or not strike_reason.strip():
-            raise InputError(f"claim {claim_id}: a struck claim needs a strike_reason", path=path,
-                             line=fields["status"][0], field="strike_reason")
-        problem = label_problem(strike_reason, STRIKE_REASON_MAX_WORDS)
-        if problem:
-            raise InputError(f"claim {claim_id}: strike_reason is shown to readers as a label: {problem}",
-                             path=path, line=fields["strike_reason"][0], field="strike_reason")
-        strike_display = strike_display or "withdrawn"
-        if strike_display not in STRIKE_DISPLAYS:
-            raise InputError(f"claim {claim_id}: unknown strike_display {excerpt(strike_display)}; choose one of "
-                             f"{_choices(STRIKE_DISPLAYS)}", path=path, line=fields["strike_display"][0],
-                             field="strike_display")
-    else:
+    if status != "struck":
         for only_struck in ("strike_reason", "strike_display"):
             if fields.get(only_struck) is not None and fields[only_struck][1].value is not None:
                 raise InputError(f"claim {claim_id}: {only_struck} is only for struck claims (status: struck)",
                                  path=path, line=fields[only_struck][0], field=only_struck)
+        return None, None
+    if not strike_reason or not strike_reason.strip():
+        raise InputError(f"claim {claim_id}: a struck claim needs a strike_reason", path=path,
+                         line=fields["status"][0], field="strike_reason")
+    problem = label_problem(strike_reason, STRIKE_REASON_MAX_WORDS)
+    if problem:
+        raise InputError(f"claim {claim_id}: strike_reason is shown to readers as a label: {problem}",
+                         path=path, line=fields["strike_reason"][0], field="strike_reason")
+    strike_display = strike_display or "withdrawn"
+    if strike_display not in STRIKE_DISPLAYS:
+        raise InputError(f"claim {claim_id}: unknown strike_display {excerpt(strike_display)}; choose one of "
+                         f"{_choices(STRIKE_DISPLAYS)}", path=path, line=fields["strike_display"][0],
+                         field="strike_display")
+    return strike_reason, strike_display
+
+
+_SOURCE_PARSERS = {"design": _design_source, "decision": _decision_source, "measured": _measured_source}
+
+
+def _sources(fields: dict[str, tuple[int, Node]], path: str, claim_id: str) -> list[Source]:
+    if "sources" not in fields or fields["sources"][1].value is None:
+        return []
+    sources_line, sources_node = fields["sources"]
+    if not isinstance(sources_node.value, list):
+        raise InputError(f"claim {claim_id}: sources must be a list", path=path, line=sources_line,
+                         field="sources")
     sources: list[Source] = []
-    if "sources" in fields and fields["sources"][1].value is not None:
-        sources_line, sources_node = fields["sources"]
-        if not isinstance(sources_node.value, list):
-            raise InputError(f"claim {claim_id}: sources must be a list", path=path, line=sources_line,
-                             field="sources")
-        for source_node in sources_node.value:
-            entry = _mapping(source_node, path, "a source", SOURCE_KINDS, field_name="sources")
-            if len(entry) != 1:
-                raise InputError(f"claim {claim_id}: each source has exactly one of design, measured or decision",
-                                 path=path, line=source_node.line, field="sources")
-            (source_kind, (source_line, body)), = entry.items()
-            if source_kind == "design":
-                sources.append(_design_source(body, path, source_line, claim_id))
-            elif source_kind == "decision":
-                sources.append(_decision_source(body, path, source_line, claim_id))
-            else:
-                sources.append(_measured_source(body, path, source_line, claim_id))
+    for source_node in sources_node.value:
+        entry = _mapping(source_node, path, "a source", SOURCE_KINDS, field_name="sources")
+        if len(entry) != 1:
+            raise InputError(f"claim {claim_id}: each source has exactly one of design, measured or decision",
+                             path=path, line=source_node.line, field="sources")
+        (source_kind, (source_line, body)), = entry.items()
+        sources.append(_SOURCE_PARSERS[source_kind](body, path, source_line, claim_id))
+    return sources
+
+
+def _check_value_names(sources: list[Source], placeholders: tuple[Placeholder, ...], path: str, claim_id: str,
+                       claim_line: int, text_line: int) -> None:
+    """Every value name declared once; every placeholder and predicate name declared."""
     declared: dict[str, int] = {}
     if sum(len(source.values) for source in sources if isinstance(source, MeasuredSource)) > MAX_VALUES:
-        raise InputError(f"claim {claim_id}: more than {MAX_VALUES} values", path=path, line=node.line,
+        raise InputError(f"claim {claim_id}: more than {MAX_VALUES} values", path=path, line=claim_line,
                          field="values")
     for source in sources:
         if isinstance(source, MeasuredSource):
@@ -448,7 +481,7 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
     for placeholder in placeholders:
         if placeholder.name not in declared:
             raise InputError(f"claim {claim_id}: placeholder {{{clip(placeholder.name)}}} has no value; declare it "
-                             "under a measured source's values", path=path, line=fields["text"][0], field="text")
+                             "under a measured source's values", path=path, line=text_line, field="text")
     for source in sources:
         if isinstance(source, MeasuredSource) and source.compiled is not None:
             unknown = sorted(source.compiled.names - set(declared))
@@ -456,10 +489,6 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
                 raise InputError(f"claim {claim_id}: predicate uses undeclared name(s) {clip(', '.join(unknown))}; "
                                  f"declared: {clip(', '.join(sorted(declared))) or '(none)'}", path=path,
                                  line=source.line, field="predicate")
-    return Claim(id=claim_id, line=node.line, output=output, section=section, kind=kind, text=text,
-                 status=status, strike_reason=strike_reason if status == "struck" else None,
-                 strike_display=strike_display if status == "struck" else None, sources=tuple(sources),
-                 placeholders=placeholders, field_lines={key: line for key, (line, _) in fields.items()})
 
 
 def parse_ledger(data: bytes, path: Path | str, display: str | None = None) -> Ledger:

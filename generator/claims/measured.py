@@ -16,7 +16,7 @@ from typing import Any
 from generator.claims.design import inside
 from generator.claims.ledger import Claim, MeasuredSource
 from generator.claims.predicates import PredicateEvaluationError
-from generator.claims.report import Evidence
+from generator.claims.evidence import Evidence
 from generator.errors import InputError
 from generator.fileio import display_path, reading
 from generator.claims.rederive import SIDE_FILES, side_file_problem, verify_results

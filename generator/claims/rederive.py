@@ -4,7 +4,7 @@ that differs.
 
 What a sealed results file must hold (both `readout evaluate` and `readout sandbox` write it):
 `manifest.query_ids`, `manifest.per_query_key` (`per_query` or `per_topic`), `manifest.metrics`
-(each metric's definition, generator.evaluate.metrics.Metric), `manifest.run_files` (row -> path
+(each metric's definition, generator.core.metrics.Metric), `manifest.run_files` (row -> path
 and sha256) and `manifest.qrels_copy` (the judgements of exactly those queries, with sha256).
 From these the checker derives, for every measured row: each query's value of every metric, the
 row's mean, its change over the baseline (the first of `manifest.rows`, dense in the SciFact
@@ -30,14 +30,14 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from generator.evaluate.diagnosis import count_verdicts, diagnose, ndcg_verdict, recall_verdict
-from generator.evaluate.fusion import reciprocal_rank_fusion
-from generator.evaluate.headroom import ceiling_block
-from generator.evaluate.metrics import Metric, macro_mean, percentile, same_candidate_sets, signed_delta, timing_summary
-from generator.evaluate.rows import name_kind_problem, row_roles
-from generator.evaluate.runfiles import read_qrels
-from generator.evaluate.sample_check import sample_comparisons
-from generator.evaluate.signflip import SIGNIFICANCE, agreement, exact_p_value, wins_ties_losses
+from generator.core.diagnosis import count_verdicts, diagnose, ndcg_verdict, recall_verdict
+from generator.core.fusion import reciprocal_rank_fusion
+from generator.core.headroom import ceiling_block
+from generator.core.metrics import Metric, macro_mean, percentile, same_candidate_sets, signed_delta, timing_summary
+from generator.core.rows import name_kind_problem, row_roles
+from generator.core.runfiles import read_qrels
+from generator.core.sample_check import sample_comparisons
+from generator.core.signflip import SIGNIFICANCE, agreement, exact_p_value, wins_ties_losses
 from generator.fileio import sha256_file
 from generator.sandbox.pipeline import stage_boundary
 from generator.results import Results, seal_problem

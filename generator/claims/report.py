@@ -10,33 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from generator.claims.evidence import Evidence
 from generator.claims.ledger import Claim
+from generator.claims.triggers import DecisionRow
 from generator.fileio import display_path
-
-if TYPE_CHECKING:  # triggers reads design documents, which report their evidence here
-    from generator.claims.triggers import DecisionRow
-
-
-@dataclass
-class Evidence:
-    kind: str                                # "design" | "measured" | "decision"
-    ok: bool = True                          # this source holds
-    # design
-    document: str | None = None              # as written in the ledger (relative to design/)
-    line: int | None = None                  # document line where the quote starts
-    heading: str | None = None               # nearest Markdown heading above it
-    quote: str | None = None                 # the quote, whitespace-normalised
-    # measured
-    file: str | None = None                  # as written (relative to outputs/)
-    path: str | None = None
-    name: str | None = None                  # the value name in the claim
-    value: Any = None                        # raw JSON value
-    formatted: str | None = None             # as placed in the text (None when not placed)
-    predicate: str | None = None             # the source's predicate (on each of its values)
-    predicate_holds: bool | None = None
-    # decision: document, line, heading and predicate name the trigger; value is the decision row
 
 
 @dataclass
@@ -72,7 +51,7 @@ class CheckReport:
     freeze_documents: dict[str, str] = field(default_factory=dict)
     history_problems: list[str] = field(default_factory=list)
     # Every decision record's reversal trigger, evaluated on the results (generator.claims.triggers).
-    decisions: list["DecisionRow"] = field(default_factory=list)
+    decisions: list[DecisionRow] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -215,7 +215,26 @@ def _read_trigger(content: str, line: int, heading: str | None, name: str, shown
         predicate = compile_predicate(data["when"])
     except PredicateSyntaxError as error:
         raise InputError(str(error), path=shown, line=line_of("when"), field="when") from None
-    values = data["values"]
+    values = _trigger_values(data["values"], line_of, shown, rules)
+    missing = sorted(predicate.names - set(values))
+    if missing:
+        raise InputError(f"the predicate uses {', '.join(missing)}, which values does not bind", path=shown,
+                         line=line_of("when"), field="when")
+    unused = sorted(set(values) - predicate.names)
+    if unused:
+        raise InputError(f"{', '.join(unused)} is read but the predicate never uses it", path=shown,
+                         line=line_of("values"), field="values")
+    results_file = data.get("file", RESULTS_NAME)
+    if not isinstance(results_file, str) or not results_file or "/" in results_file or results_file.startswith("."):
+        raise InputError("a results file name in outputs/, e.g. results.json", path=shown, line=line_of("file"),
+                         field="file")
+    return Trigger(decision=decision, title=heading, predicate=predicate, fires=data["fires"].strip(),
+                   otherwise=data["otherwise"].strip(), values=dict(values), file=results_file, document=name,
+                   line=line_of("decision"))
+
+
+def _trigger_values(values: Any, line_of: Callable[[str], int], shown: str, rules: DesignRules) -> dict[str, str]:
+    """A trigger's `values:` block: each name bound to a results path or to a known budget."""
     if not isinstance(values, dict) or not values:
         raise InputError("a mapping of name: results path or budget.NAME", path=shown, line=line_of("values"),
                          field="values")
@@ -234,21 +253,7 @@ def _read_trigger(content: str, line: int, heading: str | None, name: str, shown
             raise InputError(f"no budget {path_text(steps[1:]) or '(none)'} in any design document's budget block; "
                              f"known: {', '.join(sorted(rules.budgets)) or '(none)'}", path=shown, line=where,
                              field=f"values.{value_name}")
-    missing = sorted(predicate.names - set(values))
-    if missing:
-        raise InputError(f"the predicate uses {', '.join(missing)}, which values does not bind", path=shown,
-                         line=line_of("when"), field="when")
-    unused = sorted(set(values) - predicate.names)
-    if unused:
-        raise InputError(f"{', '.join(unused)} is read but the predicate never uses it", path=shown,
-                         line=line_of("values"), field="values")
-    results_file = data.get("file", RESULTS_NAME)
-    if not isinstance(results_file, str) or not results_file or "/" in results_file or results_file.startswith("."):
-        raise InputError("a results file name in outputs/, e.g. results.json", path=shown, line=line_of("file"),
-                         field="file")
-    return Trigger(decision=decision, title=heading, predicate=predicate, fires=data["fires"].strip(),
-                   otherwise=data["otherwise"].strip(), values=dict(values), file=results_file, document=name,
-                   line=line_of("decision"))
+    return values
 
 
 def evaluate_trigger(trigger: Trigger, budgets: dict[str, Budget], results: Results | None,

@@ -1,9 +1,11 @@
-"""The evaluation stage: load a BEIR dataset, run the four rows, score them, write results.json.
+"""The evaluation stage: load a dataset, run the configured rows with real models, write
+results.json. The only stage that runs torch, sentence-transformers and bm25s (imported inside
+the functions that need them); the arithmetic it scores with is the kernel's (generator.core).
 
-Modules: options (what a run is asked to do, every default), data (the validating BEIR
-loader), models (resolving and loading models), cache (embeddings and rerank scores on disk),
-retrieval (the four rows), fusion (RRF and min-max), metrics, diagnosis, uncertainty (paired
-statistics), sample_check (sample versus full query set), runfiles (TREC run files), pipeline
-(the orchestration and the writer) and selftest (the scorer's fixtures). Heavy libraries are
-imported inside the functions that need them.
+Modules: `data` (the validating BEIR loader), `irds` (datasets by ir_datasets identifier),
+`models` (resolving and loading models), `cache` (embeddings and rerank scores on disk),
+`retrieval` (the dense, sparse, fusion and rerank rows), `candidates` (the pairs a reranker
+scores), `shapes`, `cost` and `cost_report` (a reranker's cost measured by its shape),
+`environment` (the machine and package versions) and `pipeline` (the orchestration and the
+writer).
 """

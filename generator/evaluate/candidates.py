@@ -12,8 +12,8 @@ from pathlib import Path
 
 from generator.errors import InputError
 from generator.evaluate.data import load_dataset
-from generator.evaluate.rows import row_roles
-from generator.evaluate.runfiles import read_run
+from generator.core.rows import row_roles
+from generator.core.runfiles import read_run
 from generator.fileio import display_path
 from generator.results import read_results
 
@@ -29,7 +29,7 @@ def rerank_candidate_pairs(results_path: Path, data_dir: Path) -> CandidatePairs
     """The run of the row the reranker reorders (`runs.<row>` in the results file; the rows are
     recorded in `manifest.rows`), joined with the dataset's texts.
 
-    A run file's scores strictly decrease down each query (generator.evaluate.runfiles), so
+    A run file's scores strictly decrease down each query (generator.core.runfiles), so
     sorting by score, highest first, is rank order. Queries follow the qrels file's order.
     """
     results = read_results(results_path)

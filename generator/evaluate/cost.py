@@ -30,9 +30,9 @@ from typing import Any, Callable, Mapping, Sequence
 from generator.errors import InputError, ModelUnavailableError
 from generator.evaluate.cache import (checksum_problem, content_key, is_finite_number, read_json_entry, seal,
                                       warning_line)
-from generator.evaluate.metrics import timing_summary
+from generator.core.metrics import timing_summary
 from generator.evaluate.models import resolve_device
-from generator.evaluate.options import DEFAULT_SEED, RERANK_BATCH_SIZE, RERANK_MAX_LENGTH
+from generator.core.options import DEFAULT_SEED, RERANK_BATCH_SIZE, RERANK_MAX_LENGTH
 from generator.evaluate.environment import machine, package_versions
 from generator.evaluate.shapes import (TOKENIZER_FILES, ResolvedShape, TokenizerChoice, choose_tokenizer,
                                        position_limit, resolve_shape, shape_summary)

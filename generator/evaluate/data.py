@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from generator.errors import InputError
-from generator.evaluate.options import SAMPLE_QUERY_COUNT
+from generator.core.options import SAMPLE_QUERY_COUNT
 from generator.fileio import sha256_file
 from generator.results import clip, excerpt, strict_json
 

@@ -13,32 +13,16 @@ identifier, not the cache path.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Any, Callable
 
+from generator.core.data_source import PREFIX
 from generator.errors import InputError
 from generator.fileio import display_home_path, sha256_bytes, sha256_file, write_set
 
-PREFIX = "irds:"
 SOURCE_FILE = "source.json"
 EXTRA = "pip install 'traced-readout[ir-datasets]'"
-
-
-def identifier_of(data: str | Path | None) -> str | None:
-    """`beir/scifact/test` for `irds:beir/scifact/test`; None for a directory."""
-    text = str(data) if data is not None else ""
-    return text[len(PREFIX):] if text.startswith(PREFIX) and len(text) > len(PREFIX) else None
-
-
-def export_dir(identifier: str, cache_dir: Path) -> Path:
-    """Where the export of one identifier lives: readable, and unique by a hash of the identifier."""
-    readable = re.sub(r"[^A-Za-z0-9_.-]+", "-", identifier).strip("-")[:60] or "dataset"
-    digest = hashlib.sha256(identifier.encode("utf-8")).hexdigest()[:12]
-    return Path(cache_dir) / "irds" / f"{readable}-{digest}"
-
 
 EXPORTED_FILES = ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv")
 

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from generator.errors import InputError, ModelUnavailableError
-from generator.evaluate.options import DEVICES
+from generator.core.options import DEVICES
 
 OFFLINE_MINILM_ALIAS = "minilm-offline"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".onnx")

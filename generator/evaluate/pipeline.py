@@ -22,18 +22,19 @@ from generator.errors import InputError, ModelUnavailableError
 from generator.evaluate.cache import EmbeddingCache, RerankCache
 from generator.evaluate.cost import measure_rerank_cost
 from generator.evaluate.environment import package_versions, thread_count
-from generator.evaluate.irds import ensure_exported, identifier_of
+from generator.core.data_source import identifier_of
+from generator.evaluate.irds import ensure_exported
 from generator.evaluate.data import Dataset, check_dataset_layout, hash_inputs, load_dataset
-from generator.evaluate.metrics import ROW_METRICS, Metric, metrics_from_names
-from generator.evaluate.metrics import timing_summary
+from generator.core.metrics import ROW_METRICS, Metric, metrics_from_names
+from generator.core.metrics import timing_summary
 from generator.evaluate.models import resolve_device, resolve_model
-from generator.evaluate.options import RESULTS_FILE, EvaluationOptions
+from generator.core.options import RESULTS_FILE, EvaluationOptions
 from generator.evaluate.retrieval import dense_rankings, fused_rankings, rerank_rankings, sparse_rankings
-from generator.evaluate.rows import RowSpec, roles_from_specs
-from generator.evaluate.runfiles import QRELS_COPY_NAME, format_qrels, format_run, read_supplied_run
-from generator.evaluate.sample_check import sample_comparisons
-from generator.evaluate.scoring import RowRun, rerank_summary, score_rows
-from generator.evaluate.comparisons import method_description
+from generator.core.rows import RowSpec, roles_from_specs
+from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, qrels_copy_entry, read_supplied_run
+from generator.core.sample_check import sample_comparisons
+from generator.core.scoring import RowRun, rerank_summary, score_rows
+from generator.core.comparisons import method_description
 from generator.fileio import default_cache_dir, display_home_path, display_path, dumps_json, reading, sha256_bytes, sha256_file, write_set
 from generator.results import Results, read_results, seal
 
@@ -60,85 +61,26 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
     dataset = dataset or load_dataset(options.data)
     query_ids = dataset.select_queries(options.query_set, size=options.sample_size, order=options.sample_order,
                                        seed=options.sample_seed)
-    queries = {q: dataset.queries[q] for q in query_ids}
-    texts = {document.doc_id: document.retrieval_text for document in dataset.documents}
     cache_dir = options.cache_dir or default_cache_dir()
     log(f"{len(dataset.documents)} documents, {len(query_ids)} queries ({options.query_set}); "
         f"cache {display_home_path(cache_dir)}")
 
     specs = options.row_specs()
     roles = roles_from_specs(specs)
-    rerank_spec = next((spec for spec in specs if spec.kind == "rerank"), None)
-    # Resolve every model before the long work starts, so a missing model fails in seconds.
-    identities = {spec.name: resolve_model(spec.model) for spec in specs if spec.kind == "dense"}
-    rerank_identity = None
-    rerank_reason = None
-    if rerank_spec is None:
-        rerank_reason = "no rerank row is configured (evaluate.rows)"
-    elif options.skip_rerank:
-        rerank_reason = options.skip_rerank_reason
-    else:
-        try:
-            rerank_identity = resolve_model(rerank_spec.model)
-        except ModelUnavailableError as error:
-            raise ModelUnavailableError(f"{error}; or run with --skip-rerank to record the {rerank_spec.name} "
-                                        "row as not measured") from None
+    models = resolve_row_models(specs, options)
     _check_comparisons(options.comparisons, roles.names)
-
     device = resolve_device(options.device)
-    documents = {document.doc_id for document in dataset.documents}
-    rankings: dict[str, dict[str, list[tuple[str, float]]]] = {}
-    dense_outcomes = {}
-    rerank = None
-    supplied = {}
-    rows: list[RowRun] = []
-    for spec in specs:
-        model_name = None
-        if spec.kind == "dense":
-            outcome = dense_rankings(dataset.documents, queries, identities[spec.name], options.depth,
-                                     EmbeddingCache(cache_dir), progress=options.progress, log=log, device=device,
-                                     batch_size=options.encode_batch_size)
-            dense_outcomes[spec.name] = outcome
-            rankings[spec.name], model_name = outcome.rankings, identities[spec.name].name
-        elif spec.kind == "sparse":
-            log(f"{spec.name}: indexing with bm25s")
-            rankings[spec.name] = sparse_rankings(dataset.documents, queries, options.depth, k1=spec.k1, b=spec.b)
-        elif spec.kind == "fusion":
-            rankings[spec.name] = fused_rankings([rankings[name] for name in spec.of], spec.method, options.depth,
-                                                 k=spec.k, alpha=spec.alpha)
-        elif spec.kind == "rerank":
-            model_name = rerank_identity.name if rerank_identity else None
-            if rerank_identity is not None:
-                rerank = rerank_rankings(rankings[spec.over], queries, texts, rerank_identity, spec.max_length,
-                                         RerankCache(cache_dir, rerank_identity.cache_key), progress=options.progress,
-                                         log=log, load_model=load_cross_encoder, device=device,
-                                         batch_size=options.rerank_batch_size)
-                rankings[spec.name] = rerank.rankings
-        else:
-            shown = display_path(spec.file)
-            if not spec.file.is_file():
-                raise InputError("run file not found", path=shown, field=f"evaluate.rows.{spec.name}.file")
-            rankings[spec.name] = read_supplied_run(spec.file, shown, queries=dataset.queries, documents=documents,
-                                                    depth=options.depth, query_ids=query_ids)
-            supplied[spec.name] = {"path": os.path.relpath(spec.file.resolve(), options.outputs_dir.resolve().parent),
-                                   "sha256": sha256_file(spec.file)}
-        rows.append(RowRun(spec.name, spec.label(options.depth, model_name), rankings.get(spec.name),
-                           rerank_reason if spec.kind == "rerank" else None))
-    candidates = rankings[rerank_spec.over] if rerank_spec else None
-    if rerank is not None:
-        rerank_cost = measured_rerank_cost(rerank_identity.name, rerank.milliseconds, candidates, query_ids, options,
-                                           device, rerank_spec.max_length)
-    elif rerank_spec is None:
-        rerank_cost = not_measured_cost(None, rerank_reason)
-    else:
-        rerank_cost = shape_rerank_cost(candidates, rerank_spec, queries, texts, query_ids, options, device, log)
+    runs = RowRunner(dataset, query_ids, options, models, cache_dir, device, log, load_cross_encoder).run(specs)
+    rerank_spec = models.rerank_spec
+    candidates = runs.rankings[rerank_spec.over] if rerank_spec else None
+    rerank_cost = _rerank_cost(dataset, runs, models, candidates, query_ids, options, device, log)
 
     judgements = {q: dict(dataset.qrels.scores.get(q, {})) for q in query_ids}
     metrics = metrics_from_names(options.metrics) if options.metrics is not None else ROW_METRICS
-    scored = score_rows(rows, judgements, query_ids, bootstrap_resamples=options.bootstrap_resamples,
+    scored = score_rows(runs.rows, judgements, query_ids, bootstrap_resamples=options.bootstrap_resamples,
                         seed=options.seed, pairs=options.comparisons, metrics=metrics, baseline=roles.baseline,
                         extra_pairs=[(roles.rerank, roles.rerank_over)] if roles.rerank else [])
-
+    rerank = runs.rerank
     identity = dataset.identify()
     results: dict[str, Any] = {
         "documents": len(dataset.documents),
@@ -151,44 +93,170 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
         "rerank_cost": rerank_cost,
         # A query a row found no candidate for has no line in that row's run file: plain trec_eval
         # then averages over fewer queries; `trec_eval -c` (and this tool) count it as zero.
-        "queries_without_candidates": {row: [q for q in query_ids if not rankings[row].get(q)]
-                                       for row in sorted(rankings)},
+        "queries_without_candidates": {row: [q for q in query_ids if not runs.rankings[row].get(q)]
+                                       for row in sorted(runs.rankings)},
         # The queries' own words, so a reader of the per-query table sees what was asked.
         "query_texts": {q: dataset.queries[q] for q in query_ids},
-        "runs": {row: f"{options.runs_dir.name}/{run_file_name(row)}" for row in rankings},
-        "manifest": {
-            "inputs": dataset.input_hashes,
-            # Relative to the project, so the manifest does not depend on where the clone lives; an
-            # ir_datasets export is named by its identifier, not by where this machine caches it.
-            **({"data_source": options.data_source} if options.data_source else
-               {"data_directory": os.path.relpath(options.data.resolve(), options.outputs_dir.resolve().parent)}),
-            "reproduction": identity,
-            "parameters": options.parameters(),
-            "runtime": options.runtime(device),
-            # Where each supplied run came from; its rows are re-written in runs/ like any other.
-            **({"supplied_runs": supplied} if supplied else {}),
-            "query_ids": query_ids,
-            # BEIR reads a negative grade as not relevant; how many the qrels hold is said, not hidden.
-            "negative_judgements": dataset.negative_judgements,
-            "per_query_key": "per_query",
-            "rows": [spec.parameters() for spec in specs],
-            "models": _models_manifest(specs, identities, dense_outcomes, rerank_identity, rerank_reason),
-            "caches": {**_dense_cache_manifest(dense_outcomes),
-                       "rerank_resumed_queries": rerank.resumed_queries if rerank else [],
-                       "rerank_computed_queries": rerank.computed_queries if rerank else []},
-            "uncertainty": method_description(options.bootstrap_resamples, options.seed),
-            "packages": package_versions(),
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
-            "threads": thread_count(),
-            "started_at": started_at,
-            "finished_at": _now(),
-        },
+        "runs": {row: f"{options.runs_dir.name}/{run_file_name(row)}" for row in runs.rankings},
+        "manifest": _manifest(dataset, identity, query_ids, specs, models, runs, options, device, started_at),
     }
     if identity["differing_inputs"]:
         log(f"note: inputs differ from the published {identity['of']} files "
             f"({', '.join(identity['differing_inputs'])}): this run is not a reproduction of it")
-    return Evaluation(results=results, rankings=rankings, judgements=judgements, metrics=tuple(metrics))
+    return Evaluation(results=results, rankings=runs.rankings, judgements=judgements, metrics=tuple(metrics))
+
+
+@dataclass
+class RowModels:
+    """The models of the configured rows, resolved before the long work starts so that a missing
+    model fails in seconds: each dense row's, and the reranker's (or why it does not run)."""
+    dense: dict[str, Any]
+    rerank_spec: RowSpec | None
+    rerank_identity: Any = None
+    rerank_reason: str | None = None
+
+
+def resolve_row_models(specs: Sequence[RowSpec], options: EvaluationOptions) -> RowModels:
+    rerank_spec = next((spec for spec in specs if spec.kind == "rerank"), None)
+    models = RowModels({spec.name: resolve_model(spec.model) for spec in specs if spec.kind == "dense"}, rerank_spec)
+    if rerank_spec is None:
+        models.rerank_reason = "no rerank row is configured (evaluate.rows)"
+    elif options.skip_rerank:
+        models.rerank_reason = options.skip_rerank_reason
+    else:
+        try:
+            models.rerank_identity = resolve_model(rerank_spec.model)
+        except ModelUnavailableError as error:
+            raise ModelUnavailableError(f"{error}; or run with --skip-rerank to record the {rerank_spec.name} "
+                                        "row as not measured") from None
+    return models
+
+
+@dataclass
+class RowRuns:
+    """What running the rows gave: each row's rankings, and what the manifest says about them."""
+    rankings: dict[str, dict[str, list[tuple[str, float]]]] = field(default_factory=dict)
+    rows: list[RowRun] = field(default_factory=list)
+    dense_outcomes: dict[str, Any] = field(default_factory=dict)
+    rerank: Any = None
+    supplied: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+@dataclass
+class RowRunner:
+    """Runs each configured row in order, one method per kind; a row reads the rankings of the rows
+    above it."""
+    dataset: Dataset
+    query_ids: Sequence[str]
+    options: EvaluationOptions
+    models: RowModels
+    cache_dir: Path
+    device: str
+    log: Callable[[str], None]
+    load_cross_encoder: Callable | None = None
+
+    def run(self, specs: Sequence[RowSpec]) -> RowRuns:
+        self.queries = {q: self.dataset.queries[q] for q in self.query_ids}
+        self.runs = RowRuns()
+        for spec in specs:
+            rankings, model_name = getattr(self, f"_{spec.kind}")(spec)
+            if rankings is not None:
+                self.runs.rankings[spec.name] = rankings
+            self.runs.rows.append(RowRun(spec.name, spec.label(self.options.depth, model_name), rankings,
+                                         self.models.rerank_reason if spec.kind == "rerank" else None))
+        return self.runs
+
+    def _dense(self, spec: RowSpec) -> tuple[Any, str | None]:
+        identity = self.models.dense[spec.name]
+        outcome = dense_rankings(self.dataset.documents, self.queries, identity, self.options.depth,
+                                 EmbeddingCache(self.cache_dir), progress=self.options.progress, log=self.log,
+                                 device=self.device, batch_size=self.options.encode_batch_size)
+        self.runs.dense_outcomes[spec.name] = outcome
+        return outcome.rankings, identity.name
+
+    def _sparse(self, spec: RowSpec) -> tuple[Any, str | None]:
+        self.log(f"{spec.name}: indexing with bm25s")
+        return sparse_rankings(self.dataset.documents, self.queries, self.options.depth, k1=spec.k1, b=spec.b), None
+
+    def _fusion(self, spec: RowSpec) -> tuple[Any, str | None]:
+        return fused_rankings([self.runs.rankings[name] for name in spec.of], spec.method, self.options.depth,
+                              k=spec.k, alpha=spec.alpha), None
+
+    def _rerank(self, spec: RowSpec) -> tuple[Any, str | None]:
+        identity = self.models.rerank_identity
+        if identity is None:
+            return None, None
+        self.runs.rerank = rerank_rankings(self.runs.rankings[spec.over], self.queries, _texts(self.dataset), identity,
+                                           spec.max_length, RerankCache(self.cache_dir, identity.cache_key),
+                                           progress=self.options.progress, log=self.log,
+                                           load_model=self.load_cross_encoder, device=self.device,
+                                           batch_size=self.options.rerank_batch_size)
+        return self.runs.rerank.rankings, identity.name
+
+    def _run(self, spec: RowSpec) -> tuple[Any, str | None]:
+        shown = display_path(spec.file)
+        if not spec.file.is_file():
+            raise InputError("run file not found", path=shown, field=f"evaluate.rows.{spec.name}.file")
+        documents = {document.doc_id for document in self.dataset.documents}
+        rankings = read_supplied_run(spec.file, shown, queries=self.dataset.queries, documents=documents,
+                                     depth=self.options.depth, query_ids=self.query_ids)
+        self.runs.supplied[spec.name] = {
+            "path": os.path.relpath(spec.file.resolve(), self.options.outputs_dir.resolve().parent),
+            "sha256": sha256_file(spec.file)}
+        return rankings, None
+
+
+def _texts(dataset: Dataset) -> dict[str, str]:
+    return {document.doc_id: document.retrieval_text for document in dataset.documents}
+
+
+def _rerank_cost(dataset: Dataset, runs: RowRuns, models: RowModels,
+                 candidates: dict[str, list[tuple[str, float]]] | None, query_ids: Sequence[str],
+                 options: EvaluationOptions, device: str, log: Callable[[str], None]) -> dict[str, Any]:
+    """The reranker's cost: its own times when it ran, else measured by its shape (or not measured)."""
+    spec = models.rerank_spec
+    if runs.rerank is not None:
+        return measured_rerank_cost(models.rerank_identity.name, runs.rerank.milliseconds, candidates, query_ids,
+                                    options, device, spec.max_length)
+    if spec is None:
+        return not_measured_cost(None, models.rerank_reason)
+    queries = {q: dataset.queries[q] for q in query_ids}
+    return shape_rerank_cost(candidates, spec, queries, _texts(dataset), query_ids, options, device, log)
+
+
+def _manifest(dataset: Dataset, identity: dict[str, Any], query_ids: Sequence[str], specs: Sequence[RowSpec],
+              models: RowModels, runs: RowRuns, options: EvaluationOptions, device: str,
+              started_at: str) -> dict[str, Any]:
+    """What a reader needs to reproduce the figures: inputs, parameters, models, machine, times."""
+    return {
+        "inputs": dataset.input_hashes,
+        # Relative to the project, so the manifest does not depend on where the clone lives; an
+        # ir_datasets export is named by its identifier, not by where this machine caches it.
+        **({"data_source": options.data_source} if options.data_source else
+           {"data_directory": os.path.relpath(options.data.resolve(), options.outputs_dir.resolve().parent)}),
+        "reproduction": identity,
+        "parameters": options.parameters(),
+        "runtime": options.runtime(device),
+        # Where each supplied run came from; its rows are re-written in runs/ like any other.
+        **({"supplied_runs": runs.supplied} if runs.supplied else {}),
+        "query_ids": list(query_ids),
+        # BEIR reads a negative grade as not relevant; how many the qrels hold is said, not hidden.
+        "negative_judgements": dataset.negative_judgements,
+        "per_query_key": "per_query",
+        "rows": [spec.parameters() for spec in specs],
+        "models": _models_manifest(specs, models.dense, runs.dense_outcomes, models.rerank_identity,
+                                   models.rerank_reason),
+        "caches": {**_dense_cache_manifest(runs.dense_outcomes),
+                   "rerank_resumed_queries": runs.rerank.resumed_queries if runs.rerank else [],
+                   "rerank_computed_queries": runs.rerank.computed_queries if runs.rerank else []},
+        "uncertainty": method_description(options.bootstrap_resamples, options.seed),
+        "packages": package_versions(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "threads": thread_count(),
+        "started_at": started_at,
+        "finished_at": _now(),
+    }
 
 
 def prepare_data(options: EvaluationOptions, log: Callable[[str], None] = print) -> None:
@@ -317,10 +385,8 @@ def write_sealed_results(results_path: Path, runs_dir: Path, evaluation: Evaluat
     results = evaluation.results
     manifest = {**results["manifest"], "metrics": {metric.name: metric.as_manifest() for metric in metrics},
                 "run_files": run_files,
-                "qrels_copy": {"path": qrels_path.relative_to(outputs_root).as_posix(),
-                               "sha256": sha256_bytes(qrels_data), "queries": len(evaluation.judgements),
-                               "judgements": sum(len(grades) for grades in evaluation.judgements.values()),
-                               "format": "TREC qrels: query 0 document grade"}}
+                "qrels_copy": qrels_copy_entry(qrels_path.relative_to(outputs_root).as_posix(), qrels_data,
+                                               evaluation.judgements)}
     if sample_path is not None:
         sample, comparisons = _sample_comparisons(sample_path, {**results, "manifest": manifest})
         results = {**results, **comparisons}

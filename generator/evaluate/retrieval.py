@@ -1,4 +1,4 @@
-"""The built-in row kinds (generator.evaluate.rows): dense (bi-encoder), sparse (BM25 via bm25s),
+"""The built-in row kinds (generator.core.rows): dense (bi-encoder), sparse (BM25 via bm25s),
 fusion (RRF or min-max) and rerank (a cross-encoder over exactly another row's candidates).
 
 Every row returns, per query, a list of (doc_id, score) pairs best first. Heavy libraries are
@@ -18,9 +18,9 @@ import numpy as np
 
 from generator.evaluate.cache import EmbeddingCache, RerankCache, content_key
 from generator.evaluate.data import Document
-from generator.evaluate.fusion import min_max_fused_ranking, reciprocal_rank_fusion
+from generator.core.fusion import min_max_fused_ranking, reciprocal_rank_fusion
 from generator.evaluate.models import ModelIdentity, load_bi_encoder, load_cross_encoder
-from generator.evaluate.options import (BM25_B, BM25_K1, BM25_METHOD, BM25_STOPWORDS, ENCODE_BATCH_SIZE,
+from generator.core.options import (BM25_B, BM25_K1, BM25_METHOD, BM25_STOPWORDS, ENCODE_BATCH_SIZE,
                                         RERANK_BATCH_SIZE)
 
 Ranking = list[tuple[str, float]]
@@ -188,19 +188,8 @@ def rerank_rankings(hybrid: Mapping[str, Ranking], queries: Mapping[str, str],
                            queries[query_id], candidates, [texts[d] for d in candidates])
 
     outcome = RerankOutcome(rankings={}, milliseconds={})
-    cached_entries: dict[str, dict] = {}
-    pending: list[str] = []
-    for query_id in hybrid:
-        entry = cache.load(cache_key(query_id), query_id=query_id,
-                           candidates=[doc_id for doc_id, _ in hybrid[query_id]], warn=log)
-        if entry is not None:
-            cached_entries[query_id] = entry
-        else:
-            pending.append(query_id)
-    if cached_entries:
-        log(f"rerank: {len(cached_entries)} of {len(hybrid)} queries found in the rerank cache "
-            f"(resumed, not recomputed); {len(pending)} to score")
-
+    cached_entries = _cached_rerank_entries(hybrid, cache, cache_key, log)
+    pending = [query_id for query_id in hybrid if query_id not in cached_entries]
     model = None
     if pending:
         model = (load_model or load_cross_encoder)(identity, max_length, device)
@@ -214,13 +203,7 @@ def rerank_rankings(hybrid: Mapping[str, Ranking], queries: Mapping[str, str],
             entry = cached_entries[query_id]
             outcome.resumed_queries.append(query_id)
         else:
-            pairs = [(queries[query_id], texts[doc_id]) for doc_id in candidates]
-            started = time.perf_counter()
-            raw = model.predict(pairs, batch_size=batch_size, show_progress_bar=False)
-            elapsed_ms = (time.perf_counter() - started) * 1000.0
-            entry = {"query_id": query_id, "candidates": candidates,
-                     "scores": [float(score) for score in np.asarray(raw, dtype=np.float64).reshape(-1)],
-                     "milliseconds": elapsed_ms}
+            entry = _score_query(model, query_id, queries[query_id], candidates, texts, batch_size)
             cache.store(cache_key(query_id), entry)
             outcome.computed_queries.append(query_id)
             bar.update(1)
@@ -229,3 +212,30 @@ def rerank_rankings(hybrid: Mapping[str, Ranking], queries: Mapping[str, str],
         outcome.milliseconds[query_id] = float(entry["milliseconds"])
     bar.close()
     return outcome
+
+
+def _cached_rerank_entries(hybrid: Mapping[str, Ranking], cache: RerankCache, cache_key: Callable[[str], str],
+                           log: Callable[[str], None]) -> dict[str, dict]:
+    """The queries whose scores the cache holds and verifies (a bad entry is reported, not used)."""
+    cached_entries: dict[str, dict] = {}
+    for query_id in hybrid:
+        entry = cache.load(cache_key(query_id), query_id=query_id,
+                           candidates=[doc_id for doc_id, _ in hybrid[query_id]], warn=log)
+        if entry is not None:
+            cached_entries[query_id] = entry
+    if cached_entries:
+        log(f"rerank: {len(cached_entries)} of {len(hybrid)} queries found in the rerank cache "
+            f"(resumed, not recomputed); {len(hybrid) - len(cached_entries)} to score")
+    return cached_entries
+
+
+def _score_query(model, query_id: str, query: str, candidates: Sequence[str], texts: Mapping[str, str],
+                 batch_size: int) -> dict:
+    """One query's pairs in one `predict` call, timed; the cache entry it makes."""
+    pairs = [(query, texts[doc_id]) for doc_id in candidates]
+    started = time.perf_counter()
+    raw = model.predict(pairs, batch_size=batch_size, show_progress_bar=False)
+    elapsed_ms = (time.perf_counter() - started) * 1000.0
+    return {"query_id": query_id, "candidates": list(candidates),
+            "scores": [float(score) for score in np.asarray(raw, dtype=np.float64).reshape(-1)],
+            "milliseconds": elapsed_ms}

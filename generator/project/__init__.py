@@ -3,7 +3,7 @@
 The repository root is one project (the SciFact review, `kind: beir`); `examples/l03/` is
 another (the offline sandbox, `kind: sandbox`). Every command reads a project through
 `load_project`, which validates the whole readout.yaml once: `title`, `kind`, `data`, the
-`evaluate:` block (generator.evaluate.options), the `sandbox:` block
+`evaluate:` block (generator.core.options), the `sandbox:` block
 (generator.sandbox.config) and the `outputs:` block (generator.project.outputs). Everything
 downstream receives typed values and never re-reads the file, so every command that reads the
 `evaluate:` block (evaluate, build, cost) sees it validated the same way.
@@ -15,6 +15,9 @@ to generator.results.MAX_ECHO_CHARS characters, so no readout.yaml makes an unre
 The same rules, as a JSON Schema for editors and readers, ship as `config.schema.json` beside
 this module; docs/config.md is generated from it (generator.project.reference), and
 tests/test_config_reference.py holds the schema, the page and these checks to one another.
+
+Modules: `outputs` (the `outputs:` block: sections, columns and charts per report) and `reference`
+(the JSON Schema and the generated docs/config.md).
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import InputError
-from generator.evaluate.options import EvaluationOptions, build_options, validate_evaluate_block
-from generator.evaluate.irds import identifier_of
+from generator.core.options import EvaluationOptions, build_options, validate_evaluate_block
+from generator.core.data_source import identifier_of
 from generator.fileio import display_path, reading, resolved
 from generator.project.outputs import OutputSpec, parse_outputs
 from generator.results import MAX_ECHO_CHARS, clip, excerpt

@@ -1,7 +1,8 @@
 """The render stage: readout.html, TEACHBACK.md and AAR.md from the checked ledger and results.
 
-Modules: values (formatting a results value), doors (escaping and marking every emitted
-value), labels (the label registry), views (what templates receive), charts (inline SVG),
-orphans (the scan that proves every visible word was emitted on purpose), stamps (build stamps
-and `render --check`), renderer (the orchestration).
+Modules: `values` (formatting a results value), `doors` (escaping and marking every emitted
+value), `labels` (the label registry), `sources` (each claim's evidence as a reader sees it),
+`views` (what templates receive), `charts` (inline SVG), `orphans` (the scan that proves every
+visible word was emitted on purpose), `stamps` (build stamps and `render --check`), `renderer`
+(the orchestration) and `export` (`readout export`: the rows table as CSV or LaTeX).
 """

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from typing import Any
+from typing import Any, Callable
 
 from markupsafe import Markup
 
@@ -261,11 +261,9 @@ def _symmetric_ticks(extent: float) -> list[float]:
     return [-top, -top / 2, 0.0, top / 2, top]
 
 
-def deltas(rows: list[dict], chart: DeltasChart, name_key: str, column_labels: dict[str, str], door,
-           labels, method: str | None = None, chart_id: str = "chart-deltas") -> Markup:
-    """Signed change over the baseline per row and metric, on an axis centred on zero, with the
-    paired interval as whiskers when the results hold one (its method named under the chart)."""
-    metrics = chart.metrics
+def _delta_values(rows: list[dict], chart: DeltasChart, name_key: str) -> tuple[list, float]:
+    """Each row but the baseline: (name, measured, [(metric, delta, low, high)]); and the largest
+    magnitude drawn."""
     drawn = []
     extent = 0.0
     for row in rows:
@@ -274,7 +272,7 @@ def deltas(rows: list[dict], chart: DeltasChart, name_key: str, column_labels: d
             continue
         measured = row.get("measured", True) is not False
         values = []
-        for metric in metrics:
+        for metric in chart.metrics:
             delta = as_number(row.get(chart.delta.format(metric=metric))) if measured else None
             low = high = None
             if chart.interval and delta is not None:
@@ -286,6 +284,33 @@ def deltas(rows: list[dict], chart: DeltasChart, name_key: str, column_labels: d
             values.append((metric, delta, low, high))
             extent = max([extent] + [abs(v) for v in (delta, low, high) if v is not None])
         drawn.append((name, measured, values))
+    return drawn, extent
+
+
+def _delta_bar(body: list[str], chart_id: str, metric: str, top: float, delta: float, low: float | None,
+               high: float | None, position: Callable[[float], float], door) -> list[str]:
+    """One change's bar from zero and its interval's whiskers; returns the value texts to show."""
+    x0, x1 = sorted((position(0.0), position(delta)))
+    body.append(f'<rect x="{_pct(x0)}" y="{_px(top)}" width="{_pct(x1 - x0)}" height="{BAR_H}" '
+                f'fill="{_fill(chart_id, metric)}"/>')
+    shown = [door.data(format_number(delta, "+.3f"))]
+    if low is not None and high is not None:
+        lx, hx, mid = position(low), position(high), top + BAR_H / 2
+        body.append(f'<line x1="{_pct(lx)}" x2="{_pct(hx)}" y1="{_px(mid)}" y2="{_px(mid)}" class="whisker"/>')
+        for end in (lx, hx):
+            body.append(f'<line x1="{_pct(end)}" x2="{_pct(end)}" y1="{_px(top + 1)}" y2="{_px(top + BAR_H - 1)}" '
+                        f'class="whisker"/>')
+        shown.append(door.interval(door.data(format_number(low, "+.3f")),
+                                   door.data(format_number(high, "+.3f"))))
+    return shown
+
+
+def deltas(rows: list[dict], chart: DeltasChart, name_key: str, column_labels: dict[str, str], door,
+           labels, method: str | None = None, chart_id: str = "chart-deltas") -> Markup:
+    """Signed change over the baseline per row and metric, on an axis centred on zero, with the
+    paired interval as whiskers when the results hold one (its method named under the chart)."""
+    metrics = chart.metrics
+    drawn, extent = _delta_values(rows, chart, name_key)
     ticks = _symmetric_ticks(extent or 0.01)
     top_tick = ticks[-1]
 
@@ -306,18 +331,7 @@ def deltas(rows: list[dict], chart: DeltasChart, name_key: str, column_labels: d
             if delta is None:
                 body.append(_text(PLOT_START, top + BAR_H - 2, labels.not_measured, cls="missing", dx=4))
                 continue
-            x0, x1 = sorted((position(0.0), position(delta)))
-            body.append(f'<rect x="{_pct(x0)}" y="{_px(top)}" width="{_pct(x1 - x0)}" height="{BAR_H}" '
-                        f'fill="{_fill(chart_id, metric)}"/>')
-            shown = [door.data(format_number(delta, "+.3f"))]
-            if low is not None and high is not None:
-                lx, hx, mid = position(low), position(high), top + BAR_H / 2
-                body.append(f'<line x1="{_pct(lx)}" x2="{_pct(hx)}" y1="{_px(mid)}" y2="{_px(mid)}" class="whisker"/>')
-                for end in (lx, hx):
-                    body.append(f'<line x1="{_pct(end)}" x2="{_pct(end)}" y1="{_px(top + 1)}" y2="{_px(top + BAR_H - 1)}" '
-                                f'class="whisker"/>')
-                shown.append(door.interval(door.data(format_number(low, "+.3f")),
-                                           door.data(format_number(high, "+.3f"))))
+            shown = _delta_bar(body, chart_id, metric, top, delta, low, high, position, door)
             body.append(_text(PLOT_START, top + BAR_H + 14, door.join(shown, " "), cls="value"))
         y += row_h if measured else BAR_H + BAR_GAP + ROW_GAP
         body.append(_row_rule(y - ROW_GAP / 2))

@@ -53,6 +53,19 @@ def load_project_results(project: Project) -> Results:
         return read_results(path, missing="missing: run `readout evaluate` (or `readout build`) first")
 
 
+@dataclass
+class _Shared:
+    """What every output of one render reads: the results, the labels, the hashes it is stamped with."""
+    results: Results
+    results_hashes: dict[str, str]
+    labels_path: Path
+    label_texts: Any
+    template_hashes: dict[str, str]
+    config_hash: str
+    flagged: bool
+    queries_by_file: dict[str, Any]
+
+
 def render_outputs(project: Project, report: CheckReport, *, draft: bool = False) -> list[Rendered]:
     """Render every configured output in memory (nothing is written)."""
     specs = project.require_outputs()
@@ -64,63 +77,70 @@ def render_outputs(project: Project, report: CheckReport, *, draft: bool = False
     label_texts = load_labels(labels_path, display_path(labels_path))
     hashes = template_hashes(templates_dir)
     _refuse_hidden_characters(templates_dir, hashes)
-    config_hash = sha256_file(project.config_path)
+    shared = _Shared(results, results_hashes, labels_path, label_texts, hashes, sha256_file(project.config_path),
+                     draft and not report.ok, _queries_by_file(project, report, results))
     env = _environment(templates_dir)
-    flagged = draft and not report.ok
-    first_draft = report.first_draft
-
-    queries_by_file = _queries_by_file(project, report, results)
     rendered = []
     for spec in specs.values():
         door = HtmlDoor() if spec.is_html else MarkdownDoor()
         labels = Labels(label_texts, door, display_path(labels_path),
                         {f"section:{s.id}": s.title for s in spec.sections})
         stamp = {
-            "output": spec.file, "draft": flagged,
+            "output": spec.file, "draft": shared.flagged,
             "ledger_sha256": report.ledger_sha256,
             "design_freeze_sha256": report.design_freeze_sha256,
             "results_sha256": dict(sorted(results_hashes.items())),
-            "config_sha256": config_hash,
+            "config_sha256": shared.config_hash,
             "templates_sha256": hashes,
         }
-        claims, withdrawn = claim_views(spec, report, door, labels, draft, queries_by_file,
-                                        "verdict" if "verdict" in spec.section_ids else None)
-        sections = [SectionView(s.id, anchor("section-", s.id), labels[f"section:{s.id}"], s.show, claims[s.id])
-                    for s in spec.sections]
-        context = {
-            "title": door.data(project.title),
-            "L": labels,
-            "sections": sections,
-            "flags": _flags(report, door, labels) if flagged else [],
-            "draft": flagged,
-            "trace": {"current": door.data(f"{report.untraceable}/{report.total}"),
-                      "first_draft": door.data(f"{first_draft[0]}/{first_draft[1]}") if first_draft
-                      else labels.not_recorded,
-                      "withdrawn": door.data(f"{report.struck}/{report.total}")},
-            "withdrawn": withdrawn,
-            "per_query": per_query_view(results.data, door),
-            "table": table_view(spec.table, results.data, door, labels) if spec.table else None,
-            "charts": _charts(spec, results.data, door, labels, _budget(report)) if spec.is_html else {},
-            "provenance": provenance_view(spec, report, results.data, results_hashes, hashes, config_hash, door,
-                                          labels),
-            "claims_by_kind": claims_by_kind(report, door),
-            "decisions": decisions_view(report, door, labels),
-            "rerank_cost": rerank_cost_view(results.data, door, labels, _budget(report)),
-            "stamp_name": STAMP_NAME,
-            "stamp": stamp_text(stamp),
-        }
-        template_path = templates_dir / spec.template
-        try:
-            marked = env.get_template(spec.template).render(**context)
-        except InputError:
-            raise
-        except Exception as error:  # jinja2 errors: name the template and line, never a traceback
-            raise InputError(f"cannot render: {error}", path=display_path(template_path),
-                             line=getattr(error, "lineno", None)) from None
-        if not marked.endswith("\n"):
-            marked += "\n"
+        context = _context(project, report, spec, shared, door, labels, draft, stamp)
+        marked = _render_template(env, templates_dir, spec.template, context)
         rendered.append(Rendered(spec.name, project.outputs_dir / spec.file, marked, stamp))
     return rendered
+
+
+def _context(project: Project, report: CheckReport, spec: OutputSpec, shared: _Shared, door, labels: Labels,
+             draft: bool, stamp: dict[str, Any]) -> dict[str, Any]:
+    """What one output's template receives: every value already through its door."""
+    results = shared.results
+    first_draft = report.first_draft
+    claims, withdrawn = claim_views(spec, report, door, labels, draft, shared.queries_by_file,
+                                    "verdict" if "verdict" in spec.section_ids else None)
+    sections = [SectionView(s.id, anchor("section-", s.id), labels[f"section:{s.id}"], s.show, claims[s.id])
+                for s in spec.sections]
+    return {
+        "title": door.data(project.title),
+        "L": labels,
+        "sections": sections,
+        "flags": _flags(report, door, labels) if shared.flagged else [],
+        "draft": shared.flagged,
+        "trace": {"current": door.data(f"{report.untraceable}/{report.total}"),
+                  "first_draft": door.data(f"{first_draft[0]}/{first_draft[1]}") if first_draft
+                  else labels.not_recorded,
+                  "withdrawn": door.data(f"{report.struck}/{report.total}")},
+        "withdrawn": withdrawn,
+        "per_query": per_query_view(results.data, door),
+        "table": table_view(spec.table, results.data, door, labels) if spec.table else None,
+        "charts": _charts(spec, results.data, door, labels, _budget(report)) if spec.is_html else {},
+        "provenance": provenance_view(spec, report, results.data, shared.results_hashes, shared.template_hashes,
+                                      shared.config_hash, door, labels),
+        "claims_by_kind": claims_by_kind(report, door),
+        "decisions": decisions_view(report, door, labels),
+        "rerank_cost": rerank_cost_view(results.data, door, labels, _budget(report)),
+        "stamp_name": STAMP_NAME,
+        "stamp": stamp_text(stamp),
+    }
+
+
+def _render_template(env: Environment, templates_dir: Path, template: str, context: dict[str, Any]) -> str:
+    try:
+        marked = env.get_template(template).render(**context)
+    except InputError:
+        raise
+    except Exception as error:  # jinja2 errors: name the template and line, never a traceback
+        raise InputError(f"cannot render: {error}", path=display_path(templates_dir / template),
+                         line=getattr(error, "lineno", None)) from None
+    return marked if marked.endswith("\n") else marked + "\n"
 
 
 def _queries_by_file(project: Project, report: CheckReport, results: Results) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from generator.claims.design import reduce_markdown
-from generator.claims.report import Evidence
+from generator.claims.evidence import Evidence
 from generator.results import PathSyntaxError, parse_path
 
 # Keys spelled out for a reader; any other key is shown with its underscores as spaces.

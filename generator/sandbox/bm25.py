@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from generator.evaluate.metrics import ordered_sum
+from generator.core.metrics import ordered_sum
 
 TOKEN_PATTERN = r"[a-z0-9]+(?:[-'][a-z0-9]+)?"
 TOKEN_REGEX = re.compile(TOKEN_PATTERN, re.IGNORECASE)

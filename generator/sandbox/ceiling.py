@@ -11,7 +11,7 @@ A small calculator (spec section 6). For one query and a handful of documents:
   lexical score is 0, keeps the input order);
 - fused = w / (k + lexical rank) + (1 - w) / (k + dense rank); fused ties keep document order;
 - the candidate pool is the fused top `pool`; documents outside it are not retrieved;
-- the oracle (generator.evaluate.headroom.oracle_order, the same one the readout's ceiling on real
+- the oracle (generator.core.headroom.oracle_order, the same one the readout's ceiling on real
   candidates uses) sorts only the pool by the supplied relevance (ties keep fused order). It reads the
   labels it is scored on - a label leak - so its numbers are an upper bound for any reranker of
   this pool, never a model's result;
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from generator.errors import InputError
-from generator.evaluate.headroom import oracle_order
-from generator.evaluate.metrics import graded_ndcg_at_k, graded_recall_at_k
+from generator.core.headroom import oracle_order
+from generator.core.metrics import graded_ndcg_at_k, graded_recall_at_k
 from generator.fileio import reading
 from generator.sandbox.bm25 import tokenize
 

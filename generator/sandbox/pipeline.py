@@ -16,7 +16,7 @@ Pipeline, per topic (all pure functions here; generator.sandbox.runner reads and
    leaves. Feature: *query-term coverage* = distinct query tokens found in the document's
    title + text / distinct query tokens. ``reranked = (1 - weight) * hybrid + weight * coverage``
    with weight = 0.25; ties by document id.
-5. **Metrics** (generator.evaluate.metrics): Recall@k and graded nDCG@k (gain 2^grade - 1,
+5. **Metrics** (generator.core.metrics): Recall@k and graded nDCG@k (gain 2^grade - 1,
    discount log2(rank + 1)), k = 3, macro mean over topics.
 
 Stop conditions: `outputs/run_manifest.json` records the sha256 of every input and the
@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from generator.errors import InputError
-from generator.evaluate.diagnosis import diagnose, ndcg_verdict
-from generator.evaluate.fusion import min_max_fusion
-from generator.evaluate.metrics import Metric, macro_mean
+from generator.core.diagnosis import diagnose, ndcg_verdict
+from generator.core.fusion import min_max_fusion
+from generator.core.metrics import Metric, macro_mean
 from generator.sandbox.bm25 import BM25Index, document_tokens, tokenize
 from generator.sandbox.inputs import LEDGER_STAGES, SandboxInputs
 
@@ -131,7 +131,7 @@ class SandboxResult:
 
 def run_pipeline(inputs: SandboxInputs, parameters: Mapping[str, Any]) -> SandboxResult:
     """Everything the sandbox computes, as data (no I/O)."""
-    k, depth = parameters["cutoff"], parameters["depth"]
+    k = parameters["cutoff"]
     tokens = {record["doc_id"]: document_tokens(record["title"], record["text"]) for record in inputs.corpus}
     index = BM25Index.build(tokens.items(), k1=parameters["k1"], b=parameters["b"])
     runs: dict[str, dict[str, list[tuple[str, float]]]] = {name: {} for name in RUN_ORDER}
@@ -139,55 +139,10 @@ def run_pipeline(inputs: SandboxInputs, parameters: Mapping[str, Any]) -> Sandbo
     bm25_top5: dict[str, Any] = {}
     for topic in inputs.topics:
         topic_id = topic["topic_id"]
-        query_tokens = tokenize(topic["query"])
-        distinct = list(dict.fromkeys(query_tokens))
-        bm25_all = index.score_all(query_tokens)
-        bm25 = rank_scores({doc_id: score for doc_id, score in bm25_all.items() if score > 0}, depth)
-        opaque = rank_scores(inputs.opaque_scores.get(topic_id, {}), depth)
-        hybrid = rank_scores(min_max_fusion(bm25, opaque, parameters["alpha"]), depth)
-        coverage = {doc_id: query_term_coverage(query_tokens, tokens[doc_id]) for doc_id, _ in hybrid}
-        reranked = rerank_fixed_set(hybrid, coverage, parameters["rerank_weight"])
-        for name, ranked in zip(RUN_ORDER, (bm25, opaque, hybrid, reranked)):
-            runs[name][topic_id] = ranked
-        query_details[topic_id] = {
-            "query": topic["query"],
-            "tokens": query_tokens,
-            "document_frequency": {term: index.document_frequency.get(term, 0) for term in distinct},
-            "idf": {term: index.idf(term) for term in distinct},
-            "rerank_coverage": coverage,
-        }
-        bm25_top5[topic_id] = [
-            {"doc_id": doc_id, "score": score,
-             "term_counts": {term: index.term_counts[doc_id][term] for term in distinct
-                             if index.term_counts[doc_id][term]}}
-            for doc_id, score in bm25]
-
-    per_topic: dict[str, dict[str, Any]] = {name: {} for name in RUN_ORDER}
-    error_rows: list[dict[str, Any]] = []
-    table = []
-    for name in RUN_ORDER:
-        for topic in inputs.topics:
-            topic_id = topic["topic_id"]
-            ranked = runs[name][topic_id]
-            ranking = [doc_id for doc_id, _ in ranked]
-            # Each run's candidates are its own list: the reranker's are the hybrid's, so it
-            # cannot add what the hybrid missed.
-            found = diagnose(ranking, inputs.qrels[topic_id], k)
-            verdict = ndcg_verdict(found)
-            per_topic[name][topic_id] = {
-                f"top_{k}": found.top, "candidates": ranking, f"recall@{k}": found.recall,
-                f"nDCG@{k}": found.ndcg, "misses": found.misses, "diagnosis": verdict,
-                "scores": [{"doc_id": doc_id, "score": score} for doc_id, score in ranked],
-            }
-            error_rows.append({"topic_id": topic_id, "run": name, "relevant": found.relevant, "top": found.top,
-                               "misses": found.misses, "not_in_candidates": found.not_in_candidates,
-                               "recall": found.recall, "ndcg": found.ndcg, "diagnosis": verdict})
-        table.append({
-            "search": name, "label": RUN_LABELS[name], "measured": True,
-            f"recall@{k}": macro_mean([per_topic[name][t["topic_id"]][f"recall@{k}"] for t in inputs.topics]),
-            f"nDCG@{k}": macro_mean([per_topic[name][t["topic_id"]][f"nDCG@{k}"] for t in inputs.topics]),
-        })
-
+        ranked, query_details[topic_id], bm25_top5[topic_id] = _rank_topic(topic, inputs, index, tokens, parameters)
+        for name, ranking in zip(RUN_ORDER, ranked):
+            runs[name][topic_id] = ranking
+    per_topic, error_rows, table = _score_runs(runs, inputs, k)
     same_set = all(sorted(d for d, _ in runs["reranked"][t]) == sorted(d for d, _ in runs["hybrid"][t])
                    for t in runs["hybrid"])
     top_unchanged = all([d for d, _ in runs["reranked"][t][:k]] == [d for d, _ in runs["hybrid"][t][:k]]
@@ -214,6 +169,64 @@ def run_pipeline(inputs: SandboxInputs, parameters: Mapping[str, Any]) -> Sandbo
         "runs": dict(RUN_FILES),
     }
     return SandboxResult(results, runs, error_rows, stage_boundary(results))
+
+
+def _rank_topic(topic: Mapping[str, Any], inputs: SandboxInputs, index: BM25Index,
+                tokens: Mapping[str, list[str]], parameters: Mapping[str, Any]) -> tuple[tuple, dict, list]:
+    """One topic's four rankings (in RUN_ORDER), what its query tokens weigh, and its BM25 top list."""
+    depth = parameters["depth"]
+    topic_id = topic["topic_id"]
+    query_tokens = tokenize(topic["query"])
+    distinct = list(dict.fromkeys(query_tokens))
+    bm25_all = index.score_all(query_tokens)
+    bm25 = rank_scores({doc_id: score for doc_id, score in bm25_all.items() if score > 0}, depth)
+    opaque = rank_scores(inputs.opaque_scores.get(topic_id, {}), depth)
+    hybrid = rank_scores(min_max_fusion(bm25, opaque, parameters["alpha"]), depth)
+    coverage = {doc_id: query_term_coverage(query_tokens, tokens[doc_id]) for doc_id, _ in hybrid}
+    reranked = rerank_fixed_set(hybrid, coverage, parameters["rerank_weight"])
+    details = {
+        "query": topic["query"],
+        "tokens": query_tokens,
+        "document_frequency": {term: index.document_frequency.get(term, 0) for term in distinct},
+        "idf": {term: index.idf(term) for term in distinct},
+        "rerank_coverage": coverage,
+    }
+    top = [{"doc_id": doc_id, "score": score,
+            "term_counts": {term: index.term_counts[doc_id][term] for term in distinct
+                            if index.term_counts[doc_id][term]}}
+           for doc_id, score in bm25]
+    return (bm25, opaque, hybrid, reranked), details, top
+
+
+def _score_runs(runs: Mapping[str, Mapping[str, list[tuple[str, float]]]], inputs: SandboxInputs,
+                k: int) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per topic and run: the metrics and the diagnosis; the error-analysis rows; the table."""
+    per_topic: dict[str, dict[str, Any]] = {name: {} for name in RUN_ORDER}
+    error_rows: list[dict[str, Any]] = []
+    table = []
+    for name in RUN_ORDER:
+        for topic in inputs.topics:
+            topic_id = topic["topic_id"]
+            ranked = runs[name][topic_id]
+            ranking = [doc_id for doc_id, _ in ranked]
+            # Each run's candidates are its own list: the reranker's are the hybrid's, so it
+            # cannot add what the hybrid missed.
+            found = diagnose(ranking, inputs.qrels[topic_id], k)
+            verdict = ndcg_verdict(found)
+            per_topic[name][topic_id] = {
+                f"top_{k}": found.top, "candidates": ranking, f"recall@{k}": found.recall,
+                f"nDCG@{k}": found.ndcg, "misses": found.misses, "diagnosis": verdict,
+                "scores": [{"doc_id": doc_id, "score": score} for doc_id, score in ranked],
+            }
+            error_rows.append({"topic_id": topic_id, "run": name, "relevant": found.relevant, "top": found.top,
+                               "misses": found.misses, "not_in_candidates": found.not_in_candidates,
+                               "recall": found.recall, "ndcg": found.ndcg, "diagnosis": verdict})
+        table.append({
+            "search": name, "label": RUN_LABELS[name], "measured": True,
+            f"recall@{k}": macro_mean([per_topic[name][t["topic_id"]][f"recall@{k}"] for t in inputs.topics]),
+            f"nDCG@{k}": macro_mean([per_topic[name][t["topic_id"]][f"nDCG@{k}"] for t in inputs.topics]),
+        })
+    return per_topic, error_rows, table
 
 
 def stage_boundary(results: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ parameters. A later run whose input hash or parameter differs from the recorded 
 documented by a `sandbox.branches` entry of readout.yaml, is marked invalid (run_manifest.json
 and results.json say which input or parameter changed, no results are reported).
 
-Run files are TREC runs written by the shared writer (generator.evaluate.runfiles), tab
+Run files are TREC runs written by the shared writer (generator.core.runfiles), tab
 separated, with float32 scores stepped so trec_eval keeps the tool's order (ties by document id).
 """
 
@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from generator import __version__
 from generator.errors import InputError
-from generator.evaluate.runfiles import QRELS_COPY_NAME, format_qrels, format_run
+from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, qrels_copy_entry
 from generator.fileio import display_path, dumps_json, reading, sha256_bytes, write_set
 from generator.results import seal
 from generator.sandbox.bm25 import TOKEN_PATTERN
@@ -148,8 +148,16 @@ def run_sandbox(config: SandboxConfig, *, report_visibility: bool = False) -> Sa
         return SandboxOutcome(valid=False, invalid_reasons=invalid, funnel=funnel, manifest_path=manifest_path)
 
     result = run_pipeline(inputs, parameters)
+    write_set(_output_set(out, result, inputs, manifest, hashed, parameters))
+    return SandboxOutcome(valid=True, result=result, accepted_changes=accepted, funnel=funnel,
+                          manifest_path=manifest_path)
+
+
+def _output_set(out: Path, result: SandboxResult, inputs: Any, manifest: dict[str, Any], hashed: dict[str, Any],
+                parameters: dict[str, Any]) -> list[tuple[Path, bytes]]:
+    """Every file of a valid run, results.json last: it records the sha256 of every other file
+    (generator.fileio.write_set)."""
     k = parameters["cutoff"]
-    # One set, results.json last: it records the sha256 of every other file (generator.fileio.write_set).
     files: list[tuple[Path, bytes]] = []
     run_files = {}
     for name, relative in RUN_FILES.items():
@@ -169,13 +177,9 @@ def run_sandbox(config: SandboxConfig, *, report_visibility: bool = False) -> Sa
         "inputs": hashed, "parameters": parameters, "query_ids": [topic["topic_id"] for topic in inputs.topics],
         "per_query_key": "per_topic", "metrics": {metric.name: metric.as_manifest() for metric in metrics_for(k)},
         "run_files": run_files,
-        "qrels_copy": {"path": f"runs/{QRELS_COPY_NAME}", "sha256": sha256_bytes(qrels), "queries": len(inputs.qrels),
-                       "judgements": sum(len(grades) for grades in inputs.qrels.values()),
-                       "format": "TREC qrels: query 0 document grade"},
+        "qrels_copy": qrels_copy_entry(f"runs/{QRELS_COPY_NAME}", qrels, inputs.qrels),
         "files": {name: sha256_bytes(data) for name, data in sorted(side_files.items())},
     }
     results = seal({**result.results, "manifest": evidence}, writer=f"readout sandbox {__version__}")
     files.append((out / "results.json", dumps_json(results).encode("utf-8")))
-    write_set(files)
-    return SandboxOutcome(valid=True, result=result, accepted_changes=accepted, funnel=funnel,
-                          manifest_path=manifest_path)
+    return files

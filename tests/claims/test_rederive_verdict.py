@@ -18,7 +18,7 @@ import pytest
 
 from generator.claims.measured import ResultsFiles
 from generator.claims.rederive import verify_results
-from generator.evaluate.metrics import timing_summary
+from generator.core.metrics import timing_summary
 from generator.results import read_results, seal, seal_problem
 from tests.conftest import FIXTURE_QUERIES, write_fixture_results
 

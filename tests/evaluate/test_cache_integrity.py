@@ -14,7 +14,7 @@ import pytest
 from generator.evaluate.cache import (EmbeddingCache, RerankCache, entry_checksum, seal, verify_embeddings,
                                       verify_rerank_entry)
 from generator.evaluate.cost import measure_rerank_cost
-from generator.evaluate.options import EvaluationOptions
+from generator.core.options import EvaluationOptions
 from generator.evaluate.pipeline import evaluate
 
 pytestmark = pytest.mark.model

@@ -18,7 +18,7 @@ from generator.evaluate import shapes
 from generator.evaluate.cost import build_scorer, cost_curve, measure_rerank_cost, resolve_device
 from generator.evaluate.data import load_dataset
 from generator.evaluate.models import _packaged_minilm_path
-from generator.evaluate.runfiles import write_run
+from generator.core.runfiles import write_run
 from generator.evaluate.shapes import BUILT_IN_SHAPES, choose_tokenizer, resolve_shape
 
 pytestmark = pytest.mark.model

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from generator.errors import InputError
-from generator.evaluate.options import EvaluationOptions
-from generator.evaluate.rows import RowSpec, default_rows
+from generator.core.options import EvaluationOptions
+from generator.core.rows import RowSpec, default_rows
 from generator.evaluate.pipeline import evaluate, write_outputs
 from generator.evaluate.models import load_cross_encoder
 
@@ -310,7 +310,7 @@ def test_a_query_with_no_sparse_candidate_is_recorded(tmp_path, make_small_datas
 
 def test_a_seeded_sample_is_drawn_with_its_seed_and_kept_in_qrels_order(small_dataset, tmp_path):
     from generator.evaluate.data import load_dataset
-    from generator.evaluate.options import validate_evaluate_block
+    from generator.core.options import validate_evaluate_block
 
     dataset = load_dataset(small_dataset)
     ordered = dataset.test_query_ids()
@@ -374,7 +374,7 @@ def test_a_bad_run_file_is_refused_with_its_line(small_dataset, tmp_path, line, 
 
 
 def test_ties_in_a_supplied_run_are_broken_as_trec_eval_breaks_them(small_dataset, tmp_path):
-    from generator.evaluate.runfiles import read_supplied_run
+    from generator.core.runfiles import read_supplied_run
 
     run = tmp_path / "tied.trec"
     run.write_text("q0 Q0 doc001 1 0.5 r\nq0 Q0 doc009 2 0.5 r\nq0 Q0 doc004 3 0.7 r\n")

@@ -16,8 +16,9 @@ import pytest
 from generator.cli import main
 from generator.errors import InputError
 from generator.evaluate.data import load_dataset
-from generator.evaluate.irds import ensure_exported, export_dir, identifier_of, is_exported
-from generator.evaluate.options import build_options
+from generator.core.data_source import export_dir, identifier_of
+from generator.evaluate.irds import ensure_exported, is_exported
+from generator.core.options import build_options
 
 Doc = namedtuple("Doc", "doc_id title text")
 Query = namedtuple("Query", "query_id text")

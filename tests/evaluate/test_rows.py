@@ -1,4 +1,4 @@
-"""Configured rows (generator/evaluate/rows.py): `evaluate.rows` in readout.yaml declares the rows,
+"""Configured rows (generator/core/rows.py): `evaluate.rows` in readout.yaml declares the rows,
 the first is the baseline, the rerank row reorders another row's candidates; the SciFact four are
 the default and give the same figures when written out; and a results file whose recorded rows do
 not match its runs is refused by the checker."""
@@ -14,10 +14,10 @@ import pytest
 
 from generator.claims.rederive import verify_results
 from generator.errors import InputError
-from generator.evaluate.fusion import min_max_fused_ranking
-from generator.evaluate.options import EvaluationOptions, validate_evaluate_block
+from generator.core.fusion import min_max_fused_ranking
+from generator.core.options import EvaluationOptions, validate_evaluate_block
 from generator.evaluate.pipeline import evaluate, write_outputs
-from generator.evaluate.rows import DEFAULT_RERANK_ROW, RowSpec, default_rows, parse_rows, row_roles
+from generator.core.rows import DEFAULT_RERANK_ROW, RowSpec, default_rows, parse_rows, row_roles
 from generator.project.reference import load_config_schema
 from generator.results import read_results, seal
 
@@ -108,7 +108,7 @@ def test_the_schema_refuses_what_the_code_refuses_and_accepts_what_it_accepts():
 
 
 def test_each_kind_takes_the_keys_the_schema_lists_for_it():
-    from generator.evaluate import rows as rows_module
+    from generator.core import rows as rows_module
 
     item = load_config_schema()["properties"]["evaluate"]["properties"]["rows"]["items"]
     for rule in item["allOf"]:
@@ -226,7 +226,7 @@ def test_configured_rows_run_in_order_with_the_first_as_baseline(custom_outputs)
 @pytest.mark.model
 def test_an_rrf_row_is_the_fusion_of_its_inputs_by_the_sparse_and_dense_figures(custom_outputs):
     options, evaluation = custom_outputs
-    from generator.evaluate.fusion import reciprocal_rank_fusion
+    from generator.core.fusion import reciprocal_rank_fusion
 
     rankings = evaluation.rankings
     for query, ranked in rankings["rrf3"].items():
@@ -374,7 +374,7 @@ def test_a_comparison_naming_no_configured_row_is_refused_before_any_work(small_
 
 
 def test_a_run_row_reads_its_file_relative_to_the_project(tmp_path):
-    from generator.evaluate.options import build_options
+    from generator.core.options import build_options
 
     configured = validate_evaluate_block({"rows": [DENSE, {"name": "team", "kind": "run", "file": "runs/t.trec"}]},
                                          "readout.yaml")

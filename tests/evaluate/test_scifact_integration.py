@@ -12,9 +12,9 @@ import pytest
 import pytrec_eval
 
 from generator.evaluate.data import SCIFACT_SHA256, load_dataset
-from generator.evaluate.options import EvaluationOptions
+from generator.core.options import EvaluationOptions
 from generator.evaluate.pipeline import evaluate, write_outputs
-from generator.evaluate.runfiles import read_run
+from generator.core.runfiles import read_run
 
 pytestmark = pytest.mark.integration
 
@@ -100,7 +100,7 @@ def test_300_query_file_carries_the_comparison_block(evaluated):
 def test_the_committed_hybrid_run_as_a_run_row_gives_exactly_the_hybrid_rows_metrics(scifact, scifact_dir, tmp_path):
     from pathlib import Path
 
-    from generator.evaluate.rows import RowSpec
+    from generator.core.rows import RowSpec
 
     repository = Path(__file__).resolve().parents[2]
     committed = json.loads((repository / "outputs" / "results.json").read_text())

@@ -1,4 +1,4 @@
-"""Tests for generator/evaluate/headroom.py: the oracle ceiling on a row's own candidates.
+"""Tests for generator/core/headroom.py: the oracle ceiling on a row's own candidates.
 
 Expected values are worked out by hand (the arithmetic is in the comments), by brute force over
 every reordering, or taken from the sandbox's ceiling calculator (spec section 6), which must agree.
@@ -12,8 +12,8 @@ import random
 
 import pytest
 
-from generator.evaluate.headroom import NOTE, ceiling_block, oracle_order
-from generator.evaluate.metrics import ROW_METRICS, Metric
+from generator.core.headroom import NOTE, ceiling_block, oracle_order
+from generator.core.metrics import ROW_METRICS, Metric
 from generator.sandbox.ceiling import PRESET, compute_ceiling, parse_case
 
 L3 = math.log2(3)  # the discount denominator of rank 2

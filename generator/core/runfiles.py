@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from generator.errors import InputError
-from generator.fileio import atomic_write_text
+from generator.fileio import atomic_write_text, sha256_bytes
 
 Ranking = Sequence[tuple[str, float]]
 # The judgements of the evaluated queries, written beside their run files (trec_eval's qrels).
@@ -86,6 +86,13 @@ def format_qrels(judgements: Mapping[str, Mapping[str, int]]) -> str:
     lines = [f"{query_id} 0 {doc_id} {grade}" for query_id in sorted(judgements)
              for doc_id, grade in sorted(judgements[query_id].items())]
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def qrels_copy_entry(path: str, data: bytes, judgements: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
+    """What a results manifest records of the judgements copied beside its run files."""
+    return {"path": path, "sha256": sha256_bytes(data), "queries": len(judgements),
+            "judgements": sum(len(grades) for grades in judgements.values()),
+            "format": "TREC qrels: query 0 document grade"}
 
 
 def write_qrels(path: Path, judgements: Mapping[str, Mapping[str, int]]) -> Path:

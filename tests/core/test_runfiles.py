@@ -1,7 +1,7 @@
 import pytrec_eval
 
-from generator.evaluate.fusion import reciprocal_rank_fusion
-from generator.evaluate.runfiles import format_run, order_preserving_scores, read_run
+from generator.core.fusion import reciprocal_rank_fusion
+from generator.core.runfiles import format_run, order_preserving_scores, read_run
 
 
 def test_order_preserving_scores_break_exact_ties_downwards():
@@ -28,7 +28,7 @@ def test_float32_rounding_and_stepping_match_numpy():
 
     import numpy as np
 
-    from generator.evaluate.runfiles import float32_below, to_float32
+    from generator.core.runfiles import float32_below, to_float32
 
     rng = random.Random(3)
     for value in [0.0, -0.0, 1e-45, 0.016, 0.5, -0.5, 3.4e38] + [rng.uniform(-50, 50) for _ in range(2000)]:

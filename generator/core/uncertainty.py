@@ -1,5 +1,5 @@
 """How much a small paired query sample can prove: paired differences and the sign-flip test
-(the bootstrap intervals are generator.evaluate.comparisons').
+(the bootstrap intervals are generator.core.comparisons').
 
 Every function compares two systems scored on the *same* queries. ``row_scores[i]`` and
 ``base_scores[i]`` are one metric (for example nDCG@5) for query ``i`` under the row being
@@ -32,8 +32,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from generator.evaluate.options import DEFAULT_PERMUTATION_RESAMPLES, DEFAULT_SEED
-from generator.evaluate.signflip import DEFAULT_TOLERANCE, check_tolerance, exact_count
+from generator.core.options import DEFAULT_PERMUTATION_RESAMPLES, DEFAULT_SEED
+from generator.core.signflip import DEFAULT_TOLERANCE, check_tolerance, exact_count
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_EXACT_MAX_QUERIES = 20
@@ -170,28 +170,18 @@ def paired_permutation_test(
     - m = 0 or an observed statistic within eps of 0 (for example identical runs): every
       assignment ties, ``p = 1.0`` exactly, method ``"exact"``.
 
-    Args:
-        row_scores: per-query metric values of the judged row.
-        base_scores: the baseline's values for the same queries, same order.
-        exact_max_queries: enumerate exactly when m is at most this (0..40). Default 20.
-        resamples: Monte Carlo assignments B (>= 1). Default 100000.
-        seed: seed for ``numpy.random.default_rng`` (non-negative integer). Default 20261130.
-        tolerance: ties for zero differences and for equal statistics (>= 0). Default 1e-12.
-
-    Returns:
-        ``{"p_value": float, "method": "exact" | "monte-carlo", "nonzero_differences": m,
-        "queries": n, "resamples": B or None}`` (``resamples`` is None for the exact method).
-
-    Raises:
-        ValueError: bad scores (see :func:`paired_differences`) or bad parameters.
+    ``row_scores`` and ``base_scores`` are one metric's per-query values of the judged row and
+    the baseline, aligned by query; ``exact_max_queries`` is 0..40 (default 20), ``resamples``
+    B >= 1 (default 100000), ``seed`` a non-negative integer, ``tolerance`` >= 0 (default 1e-12).
+    Returns ``{"p_value", "method": "exact" | "monte-carlo", "nonzero_differences": m,
+    "queries": n, "resamples": B or None}``; raises ValueError for bad scores (see
+    :func:`paired_differences`) or parameters.
     """
     differences = paired_differences(row_scores, base_scores)
     exact_max_queries = _check_int(
         "exact_max_queries", exact_max_queries, minimum=0, maximum=EXACT_MAX_QUERIES_LIMIT)
     resamples = _check_int("resamples", resamples, minimum=1)
-    seed = _check_seed(seed)
-    tolerance = check_tolerance(tolerance)
-
+    seed, tolerance = _check_seed(seed), check_tolerance(tolerance)
     values = _nonzero_differences(differences, tolerance)
     m = int(values.size)
     result: dict[str, Any] = {"p_value": 1.0, "method": METHOD_EXACT,
@@ -207,8 +197,7 @@ def paired_permutation_test(
         result["p_value"] = exact_count(values.tolist(), threshold) / float(2 ** m)
     else:
         count = _monte_carlo_count(values, threshold, resamples, seed)
-        result.update(p_value=(count + 1) / (resamples + 1), method=METHOD_MONTE_CARLO,
-                      resamples=resamples)
+        result.update(p_value=(count + 1) / (resamples + 1), method=METHOD_MONTE_CARLO, resamples=resamples)
     return result
 
 

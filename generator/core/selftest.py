@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from generator.evaluate.fusion import reciprocal_rank_fusion
-from generator.evaluate.metrics import ndcg_at_k, recall_at_k
+from generator.core.fusion import reciprocal_rank_fusion
+from generator.core.metrics import ndcg_at_k, recall_at_k
 
 RANKED = ["d3", "d1", "d7", "d2", "d9"]
 RELEVANT = {"d1", "d2", "d4"}

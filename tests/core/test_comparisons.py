@@ -1,4 +1,4 @@
-"""Tests for generator/evaluate/comparisons.py: paired comparisons against any baseline.
+"""Tests for generator/core/comparisons.py: paired comparisons against any baseline.
 
 Per-query values are quarters (0.25, 0.5, ...), so differences and their means are exact floats
 and the hand-computed values below are asserted with ==.
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from generator.evaluate.comparisons import (agreement, compare, comparisons_block, default_pairs,
+from generator.core.comparisons import (agreement, compare, comparisons_block, default_pairs,
                                             method_description, seed_for)
-from generator.evaluate.uncertainty import paired_permutation_test
+from generator.core.uncertainty import paired_permutation_test
 
 QUERIES = ["q1", "q2", "q3", "q4", "q5"]
 NDCG = {  # nDCG@5 per query

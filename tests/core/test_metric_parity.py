@@ -3,7 +3,7 @@
 Three sources of runs and judgements:
 - the shipped SciFact runs (outputs/runs/{dense,sparse,hybrid}.trec with the judgements copy
   outputs/runs/qrels.tsv: binary judgements, 20 queries, 50 documents each);
-- a graded fixture (tests/evaluate/data/graded/: Cranfield-style grades -1..4, a query with no
+- a graded fixture (tests/core/data/graded/: Cranfield-style grades -1..4, a query with no
   relevant document, a query no run covers, a query only the runs hold, runs shorter than the
   cutoff, a relevant document past rank 10, and raw scores with exact ties, written by the
   tool's run writer so that every reader keeps the tool's order);
@@ -32,8 +32,8 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 
-from generator.evaluate.metrics import Metric, macro_mean, metric_from_name
-from generator.evaluate.runfiles import format_qrels, format_run, read_qrels, read_run, write_run
+from generator.core.metrics import Metric, macro_mean, metric_from_name
+from generator.core.runfiles import format_qrels, format_run, read_qrels, read_run, write_run
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 SCIFACT_RUNS = REPOSITORY / "outputs" / "runs"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from generator.evaluate.metrics import Metric, macro_mean
+from generator.core.metrics import Metric, macro_mean
 
 NOTE = ("an upper bound that uses the relevance labels: the best any reordering of the row's own candidates "
         "could score, never a model's result")

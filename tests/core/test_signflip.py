@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from generator.evaluate.signflip import exact_count, exact_p_value, wins_ties_losses
-from generator.evaluate.uncertainty import paired_permutation_test
+from generator.core.signflip import exact_count, exact_p_value, wins_ties_losses
+from generator.core.uncertainty import paired_permutation_test
 
 
 def test_exact_p_value_of_four_queries_by_hand():

@@ -143,83 +143,110 @@ def parse_rows(raw: Any, config_display: str, field: str = "evaluate.rows") -> t
         raise InputError("expected a list of rows, the baseline first", path=config_display, field=field)
     rows: list[RowSpec] = []
     for index, item in enumerate(raw):
-        where = f"{field}[{index}]"
+        entry = _Entry(item, f"{field}[{index}]", config_display, tuple(rows))
+        name, kind = entry.name_and_kind()
+        rows.append(_PARSE_KIND[kind](entry, RowSpec(name, kind)))
+    return tuple(rows)
 
-        def refuse(message: str, key: str | None = None) -> InputError:
-            return InputError(message, path=config_display, field=f"{where}.{key}" if key else where)
 
+@dataclass(frozen=True)
+class _Entry:
+    """One entry of the `rows:` list, with the rows listed above it."""
+
+    item: Any
+    where: str
+    config_display: str
+    earlier: tuple[RowSpec, ...]
+
+    def refuse(self, message: str, key: str | None = None) -> InputError:
+        return InputError(message, path=self.config_display, field=f"{self.where}.{key}" if key else self.where)
+
+    def name_and_kind(self) -> tuple[str, str]:
+        item = self.item
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) or "kind" not in item:
-            raise refuse("expected {name: ROW, kind: dense|sparse|fusion|rerank|run, ...}")
+            raise self.refuse("expected {name: ROW, kind: dense|sparse|fusion|rerank|run, ...}")
         name = item["name"].strip()
         if (problem := data_text_problem(name)) or not ROW_NAME.fullmatch(name):
-            raise refuse("a row name is a short identifier (letters, digits, _ + -)"
-                         + (f": it {problem}" if problem else ""), "name")
-        if any(row.name == name for row in rows):
-            raise refuse(f"row {name!r} already exists: each row has its own name", "name")
+            raise self.refuse("a row name is a short identifier (letters, digits, _ + -)"
+                              + (f": it {problem}" if problem else ""), "name")
+        if any(row.name == name for row in self.earlier):
+            raise self.refuse(f"row {name!r} already exists: each row has its own name", "name")
         kind = item["kind"]
         if kind not in KINDS:
-            raise refuse(f"choose one of {', '.join(KINDS)}", "kind")
+            raise self.refuse(f"choose one of {', '.join(KINDS)}", "kind")
         if problem := name_kind_problem(name, kind):
-            raise refuse(problem, "name")
+            raise self.refuse(problem, "name")
         for key in sorted(set(map(str, item)) - {"name", "kind"}):
             if key not in _KEYS[kind]:
-                raise refuse(f"a {kind} row takes {', '.join(_KEYS[kind])}", key)
-        earlier = [row.name for row in rows]
+                raise self.refuse(f"a {kind} row takes {', '.join(_KEYS[kind])}", key)
+        return name, kind
 
-        def earlier_row(value: Any, key: str) -> str:
-            if not isinstance(value, str) or value not in earlier:
-                raise refuse(f"name a row listed above this one ({', '.join(earlier) or 'none yet'})", key)
-            return value
+    def earlier_row(self, value: Any, key: str) -> str:
+        names = [row.name for row in self.earlier]
+        if not isinstance(value, str) or value not in names:
+            raise self.refuse(f"name a row listed above this one ({', '.join(names) or 'none yet'})", key)
+        return value
 
-        def number(key: str, low: float, high: float, integer: bool = False) -> Any:
-            value = item.get(key)
-            if value is None:
-                return None
-            if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)) \
-                    or not low <= value <= high:
-                raise refuse(f"must be {'an integer' if integer else 'a number'} from {low:,} to {high:,}", key)
-            return value
+    def number(self, key: str, low: float, high: float, integer: bool = False) -> Any:
+        value = self.item.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)) \
+                or not low <= value <= high:
+            raise self.refuse(f"must be {'an integer' if integer else 'a number'} from {low:,} to {high:,}", key)
+        return value
 
-        def text(key: str, required: bool = False) -> str | None:
-            value = item.get(key)
-            if value is None and not required:
-                return None
-            if not isinstance(value, str) or not value.strip():
-                raise refuse("expected a non-empty string", key)
-            return value.strip()
+    def text(self, key: str, required: bool = False) -> str | None:
+        value = self.item.get(key)
+        if value is None and not required:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise self.refuse("expected a non-empty string", key)
+        return value.strip()
 
-        spec = RowSpec(name, kind)
-        if kind == "dense":
-            spec = replace(spec, model=text("model"))
-        elif kind == "sparse":
-            spec = replace(spec, k1=number("k1", 0, 100), b=number("b", 0, 1))
-        elif kind == "fusion":
-            method = item.get("method", "rrf")
-            if method not in FUSION_METHODS:
-                raise refuse(f"choose one of {', '.join(FUSION_METHODS)}", "method")
-            fused = item.get("of")
-            if not isinstance(fused, list) or len(fused) < 2:
-                raise refuse("expected a list of two or more rows to fuse", "of")
-            names = tuple(earlier_row(value, f"of[{position}]") for position, value in enumerate(fused))
-            if len(set(names)) != len(names):
-                raise refuse("each row is fused once", "of")
-            if method == "minmax" and len(names) != 2:
-                raise refuse("min-max fusion interpolates exactly two rows", "of")
-            if method == "rrf" and "alpha" in item:
-                raise refuse("alpha weighs min-max fusion; RRF takes k", "alpha")
-            if method == "minmax" and "k" in item:
-                raise refuse("k is RRF's constant; min-max fusion takes alpha", "k")
-            spec = replace(spec, of=names, method=method, k=number("k", 1, 1_000_000, integer=True),
-                           alpha=number("alpha", 0, 1))
-        elif kind == "rerank":
-            if any(row.kind == "rerank" for row in rows):
-                raise refuse("one rerank row: the readout decides on one reranker", "kind")
-            spec = replace(spec, over=earlier_row(item.get("over"), "over"), model=text("model"),
-                           max_length=number("max_length", 1, 65_536, integer=True))
-        else:
-            spec = replace(spec, file=Path(text("file", required=True)).expanduser())
-        rows.append(spec)
-    return tuple(rows)
+
+def _parse_dense(entry: _Entry, spec: RowSpec) -> RowSpec:
+    return replace(spec, model=entry.text("model"))
+
+
+def _parse_sparse(entry: _Entry, spec: RowSpec) -> RowSpec:
+    return replace(spec, k1=entry.number("k1", 0, 100), b=entry.number("b", 0, 1))
+
+
+def _parse_fusion(entry: _Entry, spec: RowSpec) -> RowSpec:
+    item = entry.item
+    method = item.get("method", "rrf")
+    if method not in FUSION_METHODS:
+        raise entry.refuse(f"choose one of {', '.join(FUSION_METHODS)}", "method")
+    fused = item.get("of")
+    if not isinstance(fused, list) or len(fused) < 2:
+        raise entry.refuse("expected a list of two or more rows to fuse", "of")
+    names = tuple(entry.earlier_row(value, f"of[{position}]") for position, value in enumerate(fused))
+    if len(set(names)) != len(names):
+        raise entry.refuse("each row is fused once", "of")
+    if method == "minmax" and len(names) != 2:
+        raise entry.refuse("min-max fusion interpolates exactly two rows", "of")
+    if method == "rrf" and "alpha" in item:
+        raise entry.refuse("alpha weighs min-max fusion; RRF takes k", "alpha")
+    if method == "minmax" and "k" in item:
+        raise entry.refuse("k is RRF's constant; min-max fusion takes alpha", "k")
+    return replace(spec, of=names, method=method, k=entry.number("k", 1, 1_000_000, integer=True),
+                   alpha=entry.number("alpha", 0, 1))
+
+
+def _parse_rerank(entry: _Entry, spec: RowSpec) -> RowSpec:
+    if any(row.kind == "rerank" for row in entry.earlier):
+        raise entry.refuse("one rerank row: the readout decides on one reranker", "kind")
+    return replace(spec, over=entry.earlier_row(entry.item.get("over"), "over"), model=entry.text("model"),
+                   max_length=entry.number("max_length", 1, 65_536, integer=True))
+
+
+def _parse_run(entry: _Entry, spec: RowSpec) -> RowSpec:
+    return replace(spec, file=Path(entry.text("file", required=True)).expanduser())
+
+
+_PARSE_KIND = {"dense": _parse_dense, "sparse": _parse_sparse, "fusion": _parse_fusion, "rerank": _parse_rerank,
+               "run": _parse_run}
 
 
 @dataclass(frozen=True)

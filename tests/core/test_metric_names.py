@@ -1,4 +1,4 @@
-"""Metrics by name (generator.evaluate.metrics): the spellings trec_eval, ir_measures and ranx
+"""Metrics by name (generator.core.metrics): the spellings trec_eval, ir_measures and ranx
 users write, their canonical names, the manifest round trip the checker relies on, the errors,
 and every family's value on tiny rankings computed by hand (the arithmetic is in the comments).
 """
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from generator.evaluate.metrics import (ACCEPTED_FORMS, DELTA_METRICS, GAINS, MEASURES, ROW_METRICS, Metric,
+from generator.core.metrics import (ACCEPTED_FORMS, DELTA_METRICS, GAINS, MEASURES, ROW_METRICS, Metric,
                                         average_precision_at_k, linear_ndcg_at_k, metric_from_name, metric_name,
                                         metrics_from_names, per_query_metrics, precision_at_k,
                                         reciprocal_rank_at_k)
@@ -238,6 +238,6 @@ def test_binary_and_linear_ndcg_differ_on_graded_judgements():
 
 
 def test_the_checker_module_stays_free_of_numpy():
-    code = "import sys, generator.evaluate.metrics; print(sorted(m for m in ('numpy', 'scipy') if m in sys.modules))"
+    code = "import sys, generator.core.metrics; print(sorted(m for m in ('numpy', 'scipy') if m in sys.modules))"
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert completed.stdout.strip() == "[]"

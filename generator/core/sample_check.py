@@ -1,6 +1,23 @@
 """Did a change measured on the query sample hold on the full query set? Compares two results
 files (results.json and results-300.json) row by row; the statistics themselves come from
-generator.evaluate.uncertainty when each file is written.
+generator.core.uncertainty when each file is written.
+
+For one row against its baseline, each metric's ``delta``, ``ci95_low``, ``ci95_high`` and
+``p_value`` are read from both files. An interval "excludes zero" when ``low > 0`` or
+``high < 0``; a delta is positive when it is above the tolerance (default 1e-12). Per metric the
+comparison reports both sides, the direction of each delta, whether the full interval lies inside
+the sample interval (``sample_low <= full_low`` and ``full_high <= sample_high``), whether the
+intervals overlap and where, whether the full delta falls inside the sample interval, and a
+verdict:
+
+- ``"not-measured"``: the row is not measured (or a value is null) in either file;
+- ``"sample-not-positive"``: the sample delta was not positive, so there is nothing to keep;
+- ``"confirmed"``: positive on both, and the full interval excludes zero;
+- ``"positive-but-uncertain"``: positive on both, the full interval includes zero;
+- ``"not-confirmed"``: positive on the sample, zero or negative on the full set.
+
+The top level says whether every listed metric's change stays positive
+(``both_changes_stay_positive``: True, False, or None when not measured, with the reason).
 """
 
 from __future__ import annotations
@@ -9,8 +26,8 @@ import math
 from numbers import Integral, Real
 from typing import Any, Mapping, Sequence
 
-from generator.evaluate.rows import row_roles
-from generator.evaluate.signflip import DEFAULT_TOLERANCE, check_tolerance, plain_float
+from generator.core.rows import row_roles
+from generator.core.signflip import DEFAULT_TOLERANCE, check_tolerance, plain_float
 from generator.results import parse_path, resolve
 
 
@@ -88,52 +105,14 @@ def compare_sample_to_full(
 ) -> dict[str, Any]:
     """Did the row's change over the baseline on the query sample hold on the full query set?
 
-    Reads ``table[search=row].paired_vs_<base>.<metric>`` (``delta``, ``ci95_low``,
-    ``ci95_high``, ``p_value``) from two ``results.json`` objects: the sample run (20 queries)
-    and the full run (300 queries). An interval "excludes zero" when ``low > 0`` or
-    ``high < 0``; a delta is positive when it is above ``tolerance``.
-
-    Per metric it reports both sides, the direction of each delta, whether the full interval
-    lies inside the sample interval (``sample_low <= full_low`` and ``full_high <=
-    sample_high``), whether the intervals overlap and where, whether the full delta falls inside
-    the sample interval, and a verdict:
-
-    - ``"not-measured"``: the row is not measured (or a value is null) in either file;
-    - ``"sample-not-positive"``: the sample delta was not positive, so there is nothing to keep;
-    - ``"confirmed"``: positive on both, and the full interval excludes zero;
-    - ``"positive-but-uncertain"``: positive on both, the full interval includes zero;
-    - ``"not-confirmed"``: positive on the sample, zero or negative on the full set.
-
-    The top level says whether every listed metric's change stays positive
-    (``both_changes_stay_positive``: True, False, or None when not measured, with the reason).
-
-    Args:
-        sample_results: the parsed results.json of the sample run.
-        full_results: the parsed results-300.json of the full run.
-        row: the judged row's ``search`` name. Default ``"hybrid+rerank"``.
-        base: the baseline row; the key read is ``paired_vs_<base>``. Default ``"dense"``.
-        metrics: metric names as in results.json. Default ``("recall@5", "nDCG@5")``.
-        tolerance: a delta within this of 0 counts as zero. Default 1e-12.
-
-    Returns:
-        Plain JSON data (dicts, lists, str, float, int, bool, None).
-
-    Raises:
-        ValueError: malformed results (no table, no such row, a missing metric key, a
-            non-numeric value) or bad arguments.
+    Reads ``table[search=row].paired_vs_<base>.<metric>`` from the sample run and the full run
+    and compares them metric by metric (the verdicts are in the module docstring). ``metrics``
+    are names as in results.json; a delta within ``tolerance`` of 0 counts as zero. Returns plain
+    JSON data; raises ValueError for malformed results (no table, no such row, a missing metric
+    key, a non-numeric value) or bad arguments.
     """
-    if not isinstance(row, str) or not row:
-        raise ValueError(f"row must be a non-empty string, got {row!r}")
-    if not isinstance(base, str) or not base:
-        raise ValueError(f"base must be a non-empty string, got {base!r}")
-    if isinstance(metrics, str) or not isinstance(metrics, Sequence) or not metrics:
-        raise ValueError(f"metrics must be a non-empty sequence of metric names, got {metrics!r}")
-    if not all(isinstance(name, str) and name for name in metrics):
-        raise ValueError(f"metrics must be non-empty strings, got {list(metrics)!r}")
-    if len(set(metrics)) != len(metrics):
-        raise ValueError(f"metrics must not repeat a name, got {list(metrics)!r}")
+    _check_arguments(row, base, metrics)
     tolerance = check_tolerance(tolerance)
-
     per_metric: dict[str, Any] = {}
     reasons: list[str] = []
     for metric in metrics:
@@ -144,36 +123,8 @@ def compare_sample_to_full(
             reasons.extend(reason for reason in why if reason not in reasons)
             per_metric[metric] = {"verdict": "not-measured", "reason": "; ".join(why),
                                   "sample": sample, "full": full}
-            continue
-        for side in (sample, full):
-            side["direction"] = _direction(side["delta"], tolerance)
-            side["excludes_zero"] = side["ci95_low"] > 0.0 or side["ci95_high"] < 0.0
-        overlap_low = max(sample["ci95_low"], full["ci95_low"])
-        overlap_high = min(sample["ci95_high"], full["ci95_high"])
-        overlaps = overlap_low <= overlap_high
-        stays_positive = sample["direction"] == "positive" and full["direction"] == "positive"
-        if sample["direction"] != "positive":
-            verdict = "sample-not-positive"
-        elif full["direction"] != "positive":
-            verdict = "not-confirmed"
-        elif full["ci95_low"] > 0.0:
-            verdict = "confirmed"
         else:
-            verdict = "positive-but-uncertain"
-        per_metric[metric] = {
-            "verdict": verdict,
-            "reason": None,
-            "sample": sample,
-            "full": full,
-            "stays_positive": stays_positive,
-            "sign_kept": sample["direction"] == full["direction"],
-            "full_interval_inside_sample_interval": (
-                sample["ci95_low"] <= full["ci95_low"] and full["ci95_high"] <= sample["ci95_high"]),
-            "intervals_overlap": overlaps,
-            "overlap": [overlap_low, overlap_high] if overlaps else None,
-            "full_delta_inside_sample_interval": (
-                sample["ci95_low"] <= full["delta"] <= sample["ci95_high"]),
-        }
+            per_metric[metric] = _compare_sides(sample, full, tolerance)
 
     measured = not reasons
     both_positive = (all(per_metric[name]["stays_positive"] for name in metrics)
@@ -195,6 +146,51 @@ def compare_sample_to_full(
         "both_changes_stay_positive": both_positive,
         "verdict": verdict,
         "per_metric": per_metric,
+    }
+
+
+def _check_arguments(row: Any, base: Any, metrics: Any) -> None:
+    if not isinstance(row, str) or not row:
+        raise ValueError(f"row must be a non-empty string, got {row!r}")
+    if not isinstance(base, str) or not base:
+        raise ValueError(f"base must be a non-empty string, got {base!r}")
+    if isinstance(metrics, str) or not isinstance(metrics, Sequence) or not metrics:
+        raise ValueError(f"metrics must be a non-empty sequence of metric names, got {metrics!r}")
+    if not all(isinstance(name, str) and name for name in metrics):
+        raise ValueError(f"metrics must be non-empty strings, got {list(metrics)!r}")
+    if len(set(metrics)) != len(metrics):
+        raise ValueError(f"metrics must not repeat a name, got {list(metrics)!r}")
+
+
+def _compare_sides(sample: dict[str, Any], full: dict[str, Any], tolerance: float) -> dict[str, Any]:
+    """One metric measured on both sides: directions, how the intervals relate, the verdict."""
+    for side in (sample, full):
+        side["direction"] = _direction(side["delta"], tolerance)
+        side["excludes_zero"] = side["ci95_low"] > 0.0 or side["ci95_high"] < 0.0
+    overlap_low = max(sample["ci95_low"], full["ci95_low"])
+    overlap_high = min(sample["ci95_high"], full["ci95_high"])
+    overlaps = overlap_low <= overlap_high
+    if sample["direction"] != "positive":
+        verdict = "sample-not-positive"
+    elif full["direction"] != "positive":
+        verdict = "not-confirmed"
+    elif full["ci95_low"] > 0.0:
+        verdict = "confirmed"
+    else:
+        verdict = "positive-but-uncertain"
+    return {
+        "verdict": verdict,
+        "reason": None,
+        "sample": sample,
+        "full": full,
+        "stays_positive": sample["direction"] == "positive" and full["direction"] == "positive",
+        "sign_kept": sample["direction"] == full["direction"],
+        "full_interval_inside_sample_interval": (
+            sample["ci95_low"] <= full["ci95_low"] and full["ci95_high"] <= sample["ci95_high"]),
+        "intervals_overlap": overlaps,
+        "overlap": [overlap_low, overlap_high] if overlaps else None,
+        "full_delta_inside_sample_interval": (
+            sample["ci95_low"] <= full["delta"] <= sample["ci95_high"]),
     }
 
 

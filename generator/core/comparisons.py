@@ -35,10 +35,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import scipy.stats
 
-from generator.evaluate.options import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_PERMUTATION_RESAMPLES, DEFAULT_SEED
-from generator.evaluate.signflip import (AGREE, DEFAULT_TOLERANCE, SIGNIFICANCE, agreement, plain_float,  # noqa: F401
+from generator.core.options import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_PERMUTATION_RESAMPLES, DEFAULT_SEED
+from generator.core.signflip import (AGREE, DEFAULT_TOLERANCE, SIGNIFICANCE, agreement, plain_float,  # noqa: F401
                                          wins_ties_losses)
-from generator.evaluate.uncertainty import (DEFAULT_CONFIDENCE, DEFAULT_EXACT_MAX_QUERIES, EXACT_MAX_QUERIES_LIMIT,
+from generator.core.uncertainty import (DEFAULT_CONFIDENCE, DEFAULT_EXACT_MAX_QUERIES, EXACT_MAX_QUERIES_LIMIT,
                                             _check_confidence, _check_int, _check_seed, paired_differences,
                                             paired_permutation_test)
 
@@ -357,7 +357,9 @@ def method_description(
         },
         "p_value": {
             "kind": "paired randomization (sign-flip), two-sided",
-            "implementation": "generator.evaluate.uncertainty.paired_permutation_test",
+            # Where the test lives, read from the code so it cannot go stale (results written before the
+            # kernel moved say generator.evaluate.uncertainty: the same function).
+            "implementation": f"{paired_permutation_test.__module__}.{paired_permutation_test.__qualname__}",
             "zero_differences": "left out (|d| <= tolerance)",
             "exact_when_nonzero_differences_at_most": exact_max_queries,
             "exact": "all 2^m sign assignments; p = count / 2^m",

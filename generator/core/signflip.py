@@ -1,5 +1,5 @@
 """Paired statistics in pure Python: the exact two-sided sign-flip count, wins/ties/losses, and
-the argument checks they share. The evaluation stage (generator.evaluate.uncertainty) and the
+the argument checks they share. The evaluation stage (generator.core.uncertainty) and the
 checker, which re-derives recorded p-values without numpy (generator.claims.rederive), both use
 these very functions, so the two can never disagree.
 """

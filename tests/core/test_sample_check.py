@@ -1,4 +1,4 @@
-"""Tests for generator/evaluate/sample_check.py: did the sample's change hold on the full set?"""
+"""Tests for generator/core/sample_check.py: did the sample's change hold on the full set?"""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from generator.evaluate.sample_check import compare_sample_to_full
-from generator.evaluate.comparisons import compare
+from generator.core.sample_check import compare_sample_to_full
+from generator.core.comparisons import compare
 
 
 def _random_pair(seed: int, n: int, shift: float = 0.05) -> tuple[list[float], list[float]]:

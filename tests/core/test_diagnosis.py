@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.evaluate.diagnosis import count_verdicts, diagnose, ndcg_verdict, recall_verdict
+from generator.core.diagnosis import count_verdicts, diagnose, ndcg_verdict, recall_verdict
 
 GRADES = {"a": 2, "b": 1, "n": 0}
 

@@ -1,6 +1,6 @@
 """From rankings to the figures of a results file: per-query metrics, row means, changes over the
-baseline, the paired comparisons (generator.evaluate.comparisons), the ceiling on each row's
-candidates (generator.evaluate.headroom), the candidate diagnosis and the rerank summary.
+baseline, the paired comparisons (generator.core.comparisons), the ceiling on each row's
+candidates (generator.core.headroom), the candidate diagnosis and the rerank summary.
 
 Pure: it takes rankings and judgements (wherever they came from: the four retrieval rows, a
 run file, a test fixture) and returns JSON-ready data. The checker re-derives the same figures
@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from generator.evaluate.comparisons import comparison_key, comparisons_block, default_pairs
-from generator.evaluate.diagnosis import count_verdicts, diagnose, recall_verdict
-from generator.evaluate.headroom import ceiling_block
-from generator.evaluate.metrics import (ROW_METRICS, Metric, macro_mean, p95, per_query_metrics,
+from generator.core.comparisons import comparison_key, comparisons_block, default_pairs
+from generator.core.diagnosis import count_verdicts, diagnose, recall_verdict
+from generator.core.headroom import ceiling_block
+from generator.core.metrics import (ROW_METRICS, Metric, macro_mean, p95, per_query_metrics,
                                         same_candidate_sets, signed_delta)
 
 Ranking = list[tuple[str, float]]

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from generator.evaluate.metrics import graded_ndcg_at_k, macro_mean, ndcg_at_k, p95, recall_at_k, same_candidate_sets
+from generator.core.metrics import graded_ndcg_at_k, macro_mean, ndcg_at_k, p95, recall_at_k, same_candidate_sets
 
 
 def test_recall_at_5_of_the_spec_fixture():
@@ -61,7 +61,7 @@ def test_pure_python_percentile_equals_numpy_bit_for_bit():
 
     import numpy as np
 
-    from generator.evaluate.metrics import percentile
+    from generator.core.metrics import percentile
 
     rng = random.Random(11)
     for _ in range(2000):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from generator.evaluate.metrics import graded_ndcg_at_k, graded_recall_at_k
+from generator.core.metrics import graded_ndcg_at_k, graded_recall_at_k
 
 IDEAL_TOLERANCE = 1e-12
 

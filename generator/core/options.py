@@ -16,10 +16,10 @@ from typing import Any
 from generator.errors import InputError
 from generator.fileio import default_cache_dir
 from generator.wording import data_text_problem
-from generator.evaluate.fusion import RRF_K
-from generator.evaluate.irds import PREFIX as IRDS_PREFIX, export_dir, identifier_of
-from generator.evaluate.metrics import metrics_from_names
-from generator.evaluate.rows import (BM25_B, BM25_K1, RowSpec, default_rows, fill_defaults,
+from generator.core.fusion import RRF_K
+from generator.core.data_source import PREFIX as IRDS_PREFIX, export_dir, identifier_of
+from generator.core.metrics import metrics_from_names
+from generator.core.rows import (BM25_B, BM25_K1, RowSpec, default_rows, fill_defaults,
                                      parse_rows)
 from generator.results import RESULTS_NAME
 
@@ -43,7 +43,7 @@ RERANK_COST = ("shape", "none")
 # bm25s's own defaults, set explicitly so the manifest states what ran.
 BM25_METHOD = "lucene"
 BM25_STOPWORDS = "en"
-# Paired uncertainty (generator.evaluate.uncertainty).
+# Paired uncertainty (generator.core.uncertainty).
 DEFAULT_SEED = 20261130
 DEFAULT_BOOTSTRAP_RESAMPLES = 10_000
 DEFAULT_PERMUTATION_RESAMPLES = 100_000
@@ -79,7 +79,7 @@ class EvaluationOptions:
     # (row, baseline) comparisons; None: every row against the baseline (the first row), and the
     # rerank row against the row whose candidates it reorders.
     comparisons: tuple[tuple[str, str], ...] | None = None
-    # Metric names (generator.evaluate.metrics.metric_from_name); None: Recall@5, Recall@50, nDCG@5.
+    # Metric names (generator.core.metrics.metric_from_name); None: Recall@5, Recall@50, nDCG@5.
     metrics: tuple[str, ...] | None = None
     # The release sample: its size, and the first test queries in qrels order or a seeded draw.
     sample_size: int = SAMPLE_QUERY_COUNT
@@ -87,7 +87,7 @@ class EvaluationOptions:
     sample_seed: int = DEFAULT_SEED
     # Where `--queries all` writes (its run files go to runs-<suffix>/ beside it).
     all_results: str = RESULTS_FILE["all"]
-    # The rows to evaluate, the baseline first (generator.evaluate.rows); None: the SciFact four.
+    # The rows to evaluate, the baseline first (generator.core.rows); None: the SciFact four.
     rows: tuple[RowSpec, ...] | None = None
     # `irds:<identifier>` when the data is an ir_datasets dataset; `data` is then its BEIR export.
     data_source: str | None = None

@@ -1,6 +1,6 @@
 import pytest
 
-from generator.evaluate.fusion import min_max_fusion, min_max_normalise, reciprocal_rank_fusion
+from generator.core.fusion import min_max_fusion, min_max_normalise, reciprocal_rank_fusion
 
 
 def test_rrf_of_the_spec_fixture():

@@ -1,4 +1,4 @@
-"""Tests for generator/evaluate/uncertainty.py: bootstrap intervals and sign-flip tests.
+"""Tests for generator/core/uncertainty.py: bootstrap intervals and sign-flip tests.
 
 Expected values are worked out by hand in the comments; inputs are dyadic fractions
 (0.25, 0.5, ...) where exact float equality is asserted.
@@ -7,12 +7,10 @@ Expected values are worked out by hand in the comments; inputs are dyadic fracti
 from __future__ import annotations
 
 import itertools
-import json
 
 import numpy as np
-import pytest
 
-from generator.evaluate.uncertainty import (
+from generator.core.uncertainty import (
     paired_permutation_test,
     wins_ties_losses,
 )
