@@ -33,8 +33,11 @@ chromium:
 	  fi; \
 	fi
 
+# On every core; a module's tests share a worker, so its fixtures (the SciFact evaluation) are built once.
+PYTEST_PARALLEL = -n auto --dist loadscope
+
 test: $(BIN)/readout chromium
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL)
 	.ci/other-pythons
 
 # Python 3.12 and 3.13, without the evaluation stack (no CPU torch for them here; see the script).

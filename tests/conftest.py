@@ -1,5 +1,6 @@
 """Shared fixtures (the only place tests share code): small BEIR-layout datasets, a small
-readout project checked by the real checker, and a tiny random cross-encoder.
+readout project checked by the real checker, a tiny random cross-encoder, and the helpers that
+attack a fixture project (claims written as YAML, the CLI run in-process or in a child process).
 
 Unit tests stay on these fixtures so the suite is fast; only tests marked `integration` read
 the real SciFact copy, and only tests marked `model` load torch or the packaged MiniLM.
@@ -15,16 +16,23 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import random
 import shutil
+import subprocess
+import sys
 import textwrap
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
 from generator.claims.freeze import freeze_project
+from generator.cli import main
 from generator.project import load_project
+from generator.results import seal
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
 SCIFACT_DIR = (REPOSITORY_ROOT / ".." / "shared" / "data" / "scifact").resolve()
@@ -237,24 +245,33 @@ FIRST_DRAFT = {"checked_at": "2026-11-30T07:00:00Z", "untraceable": 2, "struck":
                "previous_sha256": "genesis"}
 
 
-def ledger_text(extra: str = "") -> str:
+def ledger_text(extra: str = "", claims: str = CLAIMS) -> str:
+    """A ledger: `claims` (already indented under `claims:`), then `extra` (claims at column 0)."""
     extra = textwrap.dedent(extra)
-    return "version: 1\nclaims:\n" + CLAIMS + "".join(
+    return "version: 1\nclaims:\n" + claims + "".join(
         "  " + line if line.strip() else line for line in extra.splitlines(keepends=True))
+
+
+def write_project_files(root: Path, *, config_text: str, decisions: str, ledger: str, write_results=None,
+                        results: dict | None = None) -> None:
+    """What every fixture project holds: readout.yaml, design/decisions.md, a sealed results.json
+    with its run files and judgements in outputs/, and claims/ledger.yaml."""
+    (root / "design").mkdir(parents=True)
+    (root / "claims").mkdir()
+    (root / "outputs").mkdir()
+    (root / "readout.yaml").write_text(config_text, encoding="utf-8")
+    (root / "design" / "decisions.md").write_text(decisions, encoding="utf-8")
+    (write_results or write_fixture_results)(root / "outputs", **(results or {}))
+    (root / "claims" / "ledger.yaml").write_text(ledger, encoding="utf-8")
 
 
 def _make_project(root: Path, *, extra_claims: str = "", results: dict | None = None, outputs=None,
                   own_templates: bool = False) -> Path:
     """Write a fixture project at `root` and freeze its design; returns root."""
-    (root / "design").mkdir(parents=True)
-    (root / "claims").mkdir()
-    (root / "outputs").mkdir()
     config = {"title": ROOT_CONFIG["title"], "kind": "beir",
               "outputs": copy.deepcopy(outputs if outputs is not None else ROOT_CONFIG["outputs"])}
-    (root / "readout.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    (root / "design" / "decisions.md").write_text(DECISIONS, encoding="utf-8")
-    write_fixture_results(root / "outputs", **(results or {}))
-    (root / "claims" / "ledger.yaml").write_text(ledger_text(extra_claims), encoding="utf-8")
+    write_project_files(root, config_text=yaml.safe_dump(config, sort_keys=False), decisions=DECISIONS,
+                        ledger=ledger_text(extra_claims), results=results)
     first_draft = ledger_text().encode("utf-8")
     (root / "claims" / "ledger.first-draft.yaml").write_bytes(first_draft)
     entry = {**FIRST_DRAFT, "ledger_sha256": hashlib.sha256(first_draft).hexdigest()}
@@ -263,8 +280,6 @@ def _make_project(root: Path, *, extra_claims: str = "", results: dict | None = 
         shutil.copytree(REPOSITORY_ROOT / "templates", root / "templates")
     freeze_project(load_project(root))
     return root
-
-
 
 
 @pytest.fixture(name="make_project")
@@ -298,3 +313,152 @@ def tiny_cross_encoder(tmp_path_factory) -> Path:
     BertForSequenceClassification(config).save_pretrained(str(target))
     tokenizer.save_pretrained(str(target))
     return target
+
+
+# --- attacking a fixture project: claims as YAML, the CLI in-process or in a child, edits -------
+# (the adversarial suites of tests/claims, tests/render and tests/test_adversarial_inputs.py use
+# these; a test that writes a ledger builds its claims with `claim`, `measured` and `design`)
+
+WRITER = "readout evaluate 0.1.0"
+HISTORY = Path("claims") / "trace-history.jsonl"
+
+@dataclass
+class Outcome:
+    code: int
+    out: str
+    err: str
+
+    def claim_lines(self, claim_id: str) -> list[str]:
+        """The report lines that name one claim (`claims/ledger.yaml:N: claim ID (kind): reason`)."""
+        return [line for line in self.out.splitlines() if f" claim {claim_id} (" in line]
+
+    def claim_says(self, claim_id: str, fragment: str) -> bool:
+        return any(fragment in line for line in self.claim_lines(claim_id))
+
+
+def claim(claim_id: str, text: str, sources: str = "", *, kind: str = "factual", output: str = "readout",
+          section: str = "results", extra: str = "") -> str:
+    """One ledger claim as YAML (column 0; conftest's ledger_text indents it into `claims:`)."""
+    lines = [f"- id: {claim_id}", f"  output: {output}", f"  section: {section}", f"  kind: {kind}",
+             f"  text: {json.dumps(text, ensure_ascii=False)}"]
+    lines += ["  " + line for line in extra.splitlines() if line.strip()]
+    if sources:
+        lines.append("  sources:")
+        lines += ["    " + line for line in sources.splitlines() if line.strip()]
+    return "\n".join(lines) + "\n"
+
+
+def measured(values: dict, predicate: str | None = None, file: str | None = None) -> str:
+    body: dict = {}
+    if file is not None:
+        body["file"] = file
+    body["values"] = values
+    if predicate is not None:
+        body["predicate"] = predicate
+    return "- measured: " + json.dumps(body, ensure_ascii=False) + "\n"
+
+
+def design(quote: str, document: str = "decisions.md") -> str:
+    return "- design: " + json.dumps({"document": document, "quote": quote}, ensure_ascii=False) + "\n"
+
+
+# A design source that holds no number: the carrier for every hand-typed-number case.
+FUSION = design("Hybrid uses RRF with constant 60 over both top-50 lists.")
+HYBRID = "table[search=hybrid].nDCG@5"
+DENSE = "table[search=dense].nDCG@5"
+SPARSE = "table[search=sparse].nDCG@5"
+HYBRID_VS_DENSE = "Hybrid reaches nDCG@5 {h:.3f} against dense {d:.3f}."
+
+
+def run_cli(root: Path, monkeypatch, capsys, *args: str) -> Outcome:
+    """`readout ARGS ROOT`, in-process, from the project directory (messages are relative)."""
+    monkeypatch.chdir(root)
+    capsys.readouterr()
+    code = main([*args, str(root)])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out and "Traceback" not in err, err
+    return Outcome(code, out, err)
+
+
+def run_subprocess(root: Path, *args: str, timeout: float = 10.0) -> tuple[Outcome, float]:
+    """`python -m generator.cli ARGS .` in a child process with a timeout: for inputs that might hang."""
+    started = time.monotonic()
+    completed = run_python("-m", "generator.cli", *args, ".", cwd=root, timeout=timeout)
+    elapsed = time.monotonic() - started
+    return Outcome(completed.returncode, completed.stdout, completed.stderr), elapsed
+
+
+def one_line_error(outcome: Outcome) -> str:
+    """The single line an input error prints (exit 2): no traceback, nothing more."""
+    assert "Traceback" not in outcome.err + outcome.out, outcome.err
+    lines = [line for line in outcome.err.splitlines() if line.strip()]
+    assert len(lines) == 1, outcome.err
+    return lines[0]
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def edit_results(root: Path, change, *, reseal: bool = False) -> None:
+    """Edit outputs/results.json in place; with `reseal`, recompute its seal as anyone can."""
+    path = root / "outputs" / "results.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    if reseal:
+        data = seal(data, WRITER)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def add_design(root: Path, text: str, name: str = "decisions.md") -> None:
+    """Append to (or write) a design document and renew the freeze, as an author would."""
+    path = root / "design" / name
+    path.write_text((path.read_text(encoding="utf-8") if path.exists() else "") + text, encoding="utf-8")
+    freeze_project(load_project(root))
+
+
+def edit_config(root: Path, change) -> None:
+    path = root / "readout.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+def set_label(root: Path, key: str, value: str) -> None:
+    path = root / "templates" / "labels.yaml"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert any(line.startswith(key + ":") for line in lines), key
+    lines = [f"{key}: {json.dumps(value, ensure_ascii=False)}" if line.startswith(key + ":") else line
+             for line in lines]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+
+
+# --- child processes ----------------------------------------------------------------------------
+
+# What the light commands must never import (generator.cli imports the evaluation stage late).
+HEAVY_MODULES = ("torch", "sentence_transformers", "bm25s", "transformers", "numpy", "scipy")
+
+
+def run_python(*args: str, cwd: Path | None = None, timeout: float = 120,
+               env: dict | None = None) -> subprocess.CompletedProcess:
+    """`python ARGS` in a child process that imports this checkout's `generator` from any working
+    directory, whether the package is installed, installed elsewhere, or not at all (the only way
+    the tests start Python; tests/test_architecture.py holds them to it)."""
+    base = dict(os.environ if env is None else env)
+    base["PYTHONPATH"] = os.pathsep.join(part for part in (str(REPOSITORY_ROOT), base.get("PYTHONPATH")) if part)
+    base.pop("READOUT_DEBUG", None)
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=base, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def cli_in_fresh_interpreter(argv: list[str], cwd: Path) -> tuple[int, list[str] | None, str]:
+    """`readout ARGV` in a fresh interpreter: its exit code, which of HEAVY_MODULES it imported, and
+    everything it printed."""
+    code = ("import json, sys; from generator.cli import main; rc = main(sys.argv[1:]); "
+            f"print(json.dumps(sorted(m for m in {HEAVY_MODULES!r} if m in sys.modules))); sys.exit(rc)")
+    completed = run_python("-c", code, *argv, cwd=cwd)
+    lines = completed.stdout.strip().splitlines()
+    heavy = json.loads(lines[-1]) if lines and lines[-1].startswith("[") else None
+    return completed.returncode, heavy, completed.stdout + completed.stderr

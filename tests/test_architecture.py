@@ -9,17 +9,18 @@ from __future__ import annotations
 import ast
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import cli_in_fresh_interpreter
 
 PACKAGE = Path(__file__).resolve().parents[1] / "generator"
 # (module, function) pairs allowed to import a sibling inside a function, and what they may import.
 LATE_IMPORTS_ALLOWED = {("generator.cli", "_run_evaluate"): "generator.evaluate",
                         ("generator.cli", "_run_cost"): "generator.evaluate",
                         ("generator.build", "refresh_results"): "generator.evaluate"}
+
 
 
 def _module_name(path: Path) -> str:
@@ -184,16 +185,13 @@ def test_sibling_modules_are_imported_at_the_top_except_the_evaluation_stage():
 @pytest.mark.parametrize("argv", [["check", "--no-record"], ["render", "--check"], ["sandbox", "examples/l03"],
                                   ["selftest"], ["ceiling"]])
 def test_light_commands_never_import_heavy_libraries(argv, tmp_path):
-    code = ("import sys; from generator.cli import main; rc = main(sys.argv[1:]); "
-            "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'bm25s', 'numpy', 'scipy', 'transformers') "
-            "if m in sys.modules); print(heavy); sys.exit(rc)")
     project = PACKAGE.parent
     if argv[0] == "sandbox":
         shutil.copytree(project / "examples" / "l03", tmp_path / "l03")
         argv = ["sandbox", str(tmp_path / "l03")]
-    completed = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=project)
-    assert completed.returncode == 0, completed.stderr
-    assert completed.stdout.strip().splitlines()[-1] == "[]"
+    code, heavy, output = cli_in_fresh_interpreter(argv, cwd=project)
+    assert code == 0, output
+    assert heavy == [], output
 
 
 def _package_modules(package: Path) -> set[str]:
@@ -238,3 +236,22 @@ def test_architecture_names_exactly_the_modules_that_exist():
 def test_a_missing_module_name_is_noticed():
     assert _named_modules("Modules: `a` (one), `b` (two).\n\nMore.") == {"a", "b"}
     assert _named_modules("Modules: `a` (one).") != {"a", "b"}
+
+
+# test_install.py builds and installs the wheel on purpose, in an environment of its own.
+CHILD_PROCESS_EXEMPT = ("conftest.py", "test_install.py")
+
+
+def test_tests_start_python_only_through_run_python():
+    """A child `python` started by hand imports `generator` only when the package happens to be
+    installed (or the working directory happens to be the checkout): conftest.run_python puts the
+    checkout on PYTHONPATH, so every subprocess test runs the same however the package was installed."""
+    found = []
+    for path in sorted((PACKAGE.parent / "tests").rglob("*.py")):
+        if path.name in CHILD_PROCESS_EXEMPT:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and (node.attr == "executable" or (
+                    isinstance(node.value, ast.Name) and node.value.id == "subprocess")):
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
+    assert found == []

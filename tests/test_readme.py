@@ -14,13 +14,12 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from generator.cli import COMMANDS
+from tests.conftest import run_python
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 README = (REPOSITORY / "README.md").read_text(encoding="utf-8")
@@ -34,8 +33,7 @@ def _checked_blocks():
 @pytest.mark.parametrize("name", [command[0] for command in COMMANDS])
 def test_every_command_is_documented_and_has_help(name):
     assert re.search(rf"`readout {re.escape(name)}\b", README), f"README has no section for readout {name}"
-    completed = subprocess.run([sys.executable, "-m", "generator.cli", name, "--help"], capture_output=True,
-                               text=True, cwd=REPOSITORY)
+    completed = run_python("-m", "generator.cli", name, "--help", cwd=REPOSITORY)
     assert completed.returncode == 0
     assert completed.stdout.startswith(f"usage: readout {name}")
 
@@ -52,8 +50,7 @@ def test_checked_readme_example_is_real_output(command, expected):
     lines = expected.rstrip("\n").split("\n")
     if lines and re.fullmatch(r"\[exit \d+\]", lines[-1]):
         expected_code = int(lines.pop()[6:-1])
-    completed = subprocess.run([sys.executable, "-m", "generator.cli", *words[1:]], capture_output=True,
-                               text=True, cwd=REPOSITORY)
+    completed = run_python("-m", "generator.cli", *words[1:], cwd=REPOSITORY)
     assert (completed.stdout + completed.stderr).rstrip("\n") == "\n".join(lines)
     assert completed.returncode == expected_code
 
@@ -98,8 +95,7 @@ def test_a_sequence_of_readme_commands_is_real_output_in_order(body, tmp_path):
         expected_code = 0
         if lines and re.fullmatch(r"\[exit \d+\]", lines[-1]):
             expected_code = int(lines.pop()[6:-1])
-        completed = subprocess.run([sys.executable, "-m", "generator.cli", *words[1:]], capture_output=True,
-                                   text=True, cwd=REPOSITORY, env=environment)
+        completed = run_python("-m", "generator.cli", *words[1:], cwd=REPOSITORY, env=environment)
         output = completed.stdout + completed.stderr
         assert _matches(lines, output), f"$ {command}\n{output}"
         assert completed.returncode == expected_code, f"$ {command}\n{output}"

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -15,8 +12,8 @@ import pytest
 from generator.claims.checker import check_project
 from generator.cli import main
 from generator.project import load_project
-
-REPOSITORY = Path(__file__).resolve().parents[2]
+from tests.conftest import (DENSE, FUSION, HYBRID, REPOSITORY_ROOT as REPOSITORY, SPARSE, claim,
+                            cli_in_fresh_interpreter, design, ledger_text, measured, write_project_files)
 
 DECISIONS = """\
 # Decision records
@@ -32,58 +29,28 @@ One library, bm25s, for exact sparse search.
 """
 
 
-GOOD_CLAIMS = """\
-  - id: rrf-constant
-    output: readout
-    section: results
-    kind: factual
-    text: "Hybrid fuses both lists with RRF constant 60."
-    sources:
-      - design: {document: decisions.md, quote: "Hybrid uses RRF with constant 60 over both top-50 lists."}
-  - id: hybrid-beats-dense
-    output: readout
-    section: results
-    kind: evaluative
-    text: "Hybrid reaches nDCG@5 {hybrid:.3f} against dense {dense:.3f}."
-    sources:
-      - measured:
-          values: {hybrid: "table[search=hybrid].nDCG@5", dense: "table[search=dense].nDCG@5"}
-          predicate: "hybrid > dense"
-  - id: rerank-not-measured
-    output: aar
-    section: happened
-    kind: factual
-    text: "The rerank row was not measured: {why}."
-    sources:
-      - measured:
-          values: {measured: "table[search=hybrid+rerank].measured",
-                   why: "table[search=hybrid+rerank].not_measured_reason"}
-          predicate: "not measured"
-"""
+GOOD_CLAIMS = (
+    claim("rrf-constant", "Hybrid fuses both lists with RRF constant 60.", FUSION)
+    + claim("hybrid-beats-dense", "Hybrid reaches nDCG@5 {hybrid:.3f} against dense {dense:.3f}.",
+            measured({"hybrid": HYBRID, "dense": DENSE}, predicate="hybrid > dense"), kind="evaluative")
+    + claim("rerank-not-measured", "The rerank row was not measured: {why}.",
+            measured({"measured": "table[search=hybrid+rerank].measured",
+                      "why": "table[search=hybrid+rerank].not_measured_reason"}, predicate="not measured"),
+            output="aar", section="happened"))
 
 
 def make_project(root: Path, write_results, extra_claims: str = "", *, freeze: bool = True) -> Path:
-    """A fixture project: one design document, a sealed results.json (conftest's fixture
-    evaluation, with its run files and judgements) and a ledger."""
-    (root / "design").mkdir(parents=True)
-    (root / "claims").mkdir()
-    (root / "outputs").mkdir()
-    (root / "readout.yaml").write_text("title: Fixture\nkind: beir\n")
-    (root / "design" / "decisions.md").write_text(DECISIONS)
-    write_results(root / "outputs")
-    write_ledger(root, extra_claims)
+    """A fixture project with no outputs block and no history yet: one design document, a sealed
+    results.json (conftest's fixture evaluation, with its run files and judgements) and a ledger."""
+    write_project_files(root, config_text="title: Fixture\nkind: beir\n", decisions=DECISIONS,
+                        ledger=ledger_text(GOOD_CLAIMS + extra_claims, claims=""), write_results=write_results)
     if freeze:
         assert main(["freeze", str(root)]) == 0
     return root
 
 
 def write_ledger(root: Path, extra_claims: str = "") -> None:
-    (root / "claims" / "ledger.yaml").write_text("version: 1\nclaims:\n" + GOOD_CLAIMS + _indent(extra_claims))
-
-
-def _indent(block: str) -> str:
-    block = textwrap.dedent(block)
-    return "".join("  " + line if line.strip() else line for line in block.splitlines(keepends=True))
+    (root / "claims" / "ledger.yaml").write_text(ledger_text(GOOD_CLAIMS + extra_claims, claims=""))
 
 
 def ledger_line(root: Path, claim_id: str) -> int:
@@ -121,13 +88,7 @@ def test_traceable_ledger_exits_0_and_says_all_claims_trace(project, capsys):
 
 
 def test_unstruck_claim_without_source_exits_1(project, capsys):
-    write_ledger(project, """\
-        - id: no-source
-          output: aar
-          section: why
-          kind: factual
-          text: "Nothing supports this."
-        """)
+    write_ledger(project, claim("no-source", "Nothing supports this.", output="aar", section="why"))
     code, out, _ = run(capsys)
     line = ledger_line(project, "no-source")
     assert code == 1
@@ -137,15 +98,8 @@ def test_unstruck_claim_without_source_exits_1(project, capsys):
 
 
 def test_quote_not_in_document_shows_closest_passage_and_line(project, capsys):
-    write_ledger(project, """\
-        - id: wrong-quote
-          output: readout
-          section: results
-          kind: factual
-          text: "Sparse search uses one library."
-          sources:
-            - design: {document: decisions.md, quote: "One library, Pyserini, for exact sparse search."}
-        """)
+    write_ledger(project, claim("wrong-quote", "Sparse search uses one library.",
+                                design("One library, Pyserini, for exact sparse search.")))
     code, out, _ = run(capsys)
     line = ledger_line(project, "wrong-quote")
     assert code == 1
@@ -162,16 +116,8 @@ def test_quote_found_across_line_break_reports_line_and_heading(project):
 
 
 def test_typo_in_results_path_lists_available_keys(project, capsys):
-    write_ledger(project, """\
-        - id: path-typo
-          output: readout
-          section: results
-          kind: performance
-          text: "Dense reaches nDCG@5 {dense:.3f}."
-          sources:
-            - measured:
-                values: {dense: "table[search=dense].nDGC@5"}
-        """)
+    write_ledger(project, claim("path-typo", "Dense reaches nDCG@5 {dense:.3f}.",
+                                measured({"dense": "table[search=dense].nDGC@5"}), kind="performance"))
     code, out, _ = run(capsys)
     line = ledger_line(project, "path-typo")
     assert code == 1
@@ -183,16 +129,8 @@ def test_typo_in_results_path_lists_available_keys(project, capsys):
 
 
 def test_unknown_row_selector_lists_row_names(project, capsys):
-    write_ledger(project, """\
-        - id: row-typo
-          output: readout
-          section: results
-          kind: performance
-          text: "Hybrid reaches {h:.2f}."
-          sources:
-            - measured:
-                values: {h: "table[search=hybird].nDCG@5"}
-        """)
+    write_ledger(project, claim("row-typo", "Hybrid reaches {h:.2f}.", measured({"h": "table[search=hybird].nDCG@5"}),
+                                kind="performance"))
     code, out, _ = run(capsys)
     assert code == 1
     assert ("no element of table has search=hybird (did you mean 'hybrid'?); available search values: dense, "
@@ -200,16 +138,8 @@ def test_unknown_row_selector_lists_row_names(project, capsys):
 
 
 def test_typed_number_without_placeholder_exits_1(project, capsys):
-    write_ledger(project, """\
-        - id: typed-number
-          output: readout
-          section: results
-          kind: performance
-          text: "Dense reaches nDCG@5 {dense:.3f} on the sample, about 0.35."
-          sources:
-            - measured:
-                values: {dense: "table[search=dense].nDCG@5"}
-        """)
+    write_ledger(project, claim("typed-number", "Dense reaches nDCG@5 {dense:.3f} on the sample, about 0.35.",
+                                measured({"dense": "table[search=dense].nDCG@5"}), kind="performance"))
     code, out, _ = run(capsys)
     line = ledger_line(project, "typed-number")
     dense = results_of(project)["table"][0]["nDCG@5"]
@@ -222,15 +152,9 @@ def test_typed_number_without_placeholder_exits_1(project, capsys):
 
 
 def test_hand_typed_081_in_design_claim_exits_1(project, capsys):
-    write_ledger(project, """\
-        - id: typed-081
-          output: readout
-          section: results
-          kind: factual
-          text: "Hybrid uses RRF with constant 60 over both top-50 lists and scores 0.81."
-          sources:
-            - design: {document: decisions.md, quote: "Hybrid uses RRF with constant 60 over both top-50 lists."}
-        """)
+    write_ledger(project, claim("typed-081",
+                                "Hybrid uses RRF with constant 60 over both top-50 lists and scores 0.81.",
+                                design("Hybrid uses RRF with constant 60 over both top-50 lists.")))
     code, out, _ = run(capsys)
     assert code == 1
     assert "claim typed-081 (factual): number '0.81' is typed by hand: no placeholder fills it and no quoted design " \
@@ -239,17 +163,9 @@ def test_hand_typed_081_in_design_claim_exits_1(project, capsys):
 
 
 def test_false_predicate_reports_expected_and_found(project, capsys):
-    write_ledger(project, """\
-        - id: sparse-wins
-          output: readout
-          section: results
-          kind: evaluative
-          text: "Sparse beats dense on nDCG@5."
-          sources:
-            - measured:
-                values: {sparse: "table[search=sparse].nDCG@5", dense: "table[search=dense].nDCG@5"}
-                predicate: "sparse > dense"
-        """)
+    write_ledger(project, claim("sparse-wins", "Sparse beats dense on nDCG@5.",
+                                measured({"sparse": SPARSE, "dense": DENSE}, predicate="sparse > dense"),
+                                kind="evaluative"))
     code, out, _ = run(capsys)
     line = ledger_line(project, "sparse-wins")
     table = {row["search"]: row for row in results_of(project)["table"]}
@@ -260,16 +176,8 @@ def test_false_predicate_reports_expected_and_found(project, capsys):
 
 
 def test_evaluative_claim_without_predicate_exits_1(project, capsys):
-    write_ledger(project, """\
-        - id: no-predicate
-          output: readout
-          section: results
-          kind: evaluative
-          text: "Hybrid is the better row at {h:.3f}."
-          sources:
-            - measured:
-                values: {h: "table[search=hybrid].nDCG@5"}
-        """)
+    write_ledger(project, claim("no-predicate", "Hybrid is the better row at {h:.3f}.",
+                                measured({"h": "table[search=hybrid].nDCG@5"}), kind="evaluative"))
     code, out, _ = run(capsys)
     assert code == 1
     assert ("claim no-predicate (evaluative): the claim needs a predicate because it compares ('better'): state the "
@@ -277,16 +185,8 @@ def test_evaluative_claim_without_predicate_exits_1(project, capsys):
 
 
 def test_claim_about_unmeasured_row_exits_1(project, capsys):
-    write_ledger(project, """\
-        - id: rerank-quality
-          output: readout
-          section: results
-          kind: performance
-          text: "Reranking reaches nDCG@5 {rerank:.3f}."
-          sources:
-            - measured:
-                values: {rerank: "table[search=hybrid+rerank].nDCG@5"}
-        """)
+    write_ledger(project, claim("rerank-quality", "Reranking reaches nDCG@5 {rerank:.3f}.",
+                                measured({"rerank": "table[search=hybrid+rerank].nDCG@5"}), kind="performance"))
     code, out, _ = run(capsys)
     line = ledger_line(project, "rerank-quality")
     assert code == 1
@@ -296,16 +196,8 @@ def test_claim_about_unmeasured_row_exits_1(project, capsys):
 
 
 def test_null_value_is_not_measured(project, capsys):
-    write_ledger(project, """\
-        - id: p95
-          output: readout
-          section: cost
-          kind: performance
-          text: "Rerank p95 is {p95:.1f} ms."
-          sources:
-            - measured:
-                values: {p95: p95_rerank_milliseconds}
-        """)
+    write_ledger(project, claim("p95", "Rerank p95 is {p95:.1f} ms.", measured({"p95": "p95_rerank_milliseconds"}),
+                                kind="performance", section="cost"))
     code, out, _ = run(capsys)
     assert code == 1
     assert "claim p95 (performance): p95 = p95_rerank_milliseconds: p95_rerank_milliseconds is null (not measured)" \
@@ -329,31 +221,16 @@ def test_rendered_text_and_evidence_for_measured_claim(project):
 
 
 def test_quoted_key_with_dot_reaches_manifest(project):
-    write_ledger(project, """\
-        - id: manifest-hash
-          output: readout
-          section: provenance
-          kind: factual
-          text: "The corpus hash is {sha}."
-          sources:
-            - measured:
-                values: {sha: 'manifest.inputs["corpus.jsonl"].sha256'}
-        """)
+    write_ledger(project, claim("manifest-hash", "The corpus hash is {sha}.",
+                                measured({"sha": "manifest.inputs[\"corpus.jsonl\"].sha256"}), section="provenance"))
     assert check_project(load_project(project)).result("manifest-hash").rendered_text == (
         "The corpus hash is " + "ab12" * 16 + ".")
 
 
 def test_struck_claim_counts_in_total_not_in_current_untraceable(project, capsys):
-    write_ledger(project, """\
-        - id: rerank-pays
-          output: readout
-          section: verdict
-          kind: evaluative
-          text: "The reranker pays for itself."
-          status: struck
-          strike_reason: "the rerank row was not measured"
-          strike_display: omit
-        """)
+    write_ledger(project, claim("rerank-pays", "The reranker pays for itself.", kind="evaluative", section="verdict",
+                                extra='status: struck\nstrike_reason: "the rerank row was not measured"\n'
+                                      'strike_display: omit'))
     code, out, _ = run(capsys)
     assert code == 0
     assert out == ("Trace score: untraceable claims / total claims = 0/4 (1 struck); first draft 1/4.\n"
@@ -366,13 +243,7 @@ def test_struck_claim_counts_in_total_not_in_current_untraceable(project, capsys
 
 def test_first_draft_history_appended_once_per_ledger_hash(project, capsys):
     history = project / "claims" / "trace-history.jsonl"
-    write_ledger(project, """\
-        - id: no-source
-          output: aar
-          section: why
-          kind: factual
-          text: "Nothing supports this."
-        """)
+    write_ledger(project, claim("no-source", "Nothing supports this.", output="aar", section="why"))
     assert run(capsys)[0] == 1
     assert run(capsys)[0] == 1
     entries = [json.loads(line) for line in history.read_text().splitlines()]
@@ -403,16 +274,8 @@ def test_checker_leaves_inputs_byte_identical(project, capsys):
     run(capsys)    # records the history for this ledger hash
     files = [p for p in sorted(project.rglob("*")) if p.is_file()]
     before = {p: p.read_bytes() for p in files}
-    write_ledger(project, """\
-        - id: rerank-quality
-          output: readout
-          section: results
-          kind: performance
-          text: "Reranking reaches nDCG@5 {rerank:.3f}."
-          sources:
-            - measured:
-                values: {rerank: "table[search=hybrid+rerank].nDCG@5"}
-        """)
+    write_ledger(project, claim("rerank-quality", "Reranking reaches nDCG@5 {rerank:.3f}.",
+                                measured({"rerank": "table[search=hybrid+rerank].nDCG@5"}), kind="performance"))
     ledger_bytes = (project / "claims" / "ledger.yaml").read_bytes()
     run(capsys)
     run(capsys, "--format", "json")
@@ -442,13 +305,7 @@ def test_json_format(project, capsys):
 
 
 def test_github_format(project, capsys):
-    write_ledger(project, """\
-        - id: no-source
-          output: aar
-          section: why
-          kind: factual
-          text: "Nothing supports this."
-        """)
+    write_ledger(project, claim("no-source", "Nothing supports this.", output="aar", section="why"))
     code, out, _ = run(capsys, "--format", "github")
     line = ledger_line(project, "no-source")
     assert code == 1
@@ -506,15 +363,7 @@ def test_design_document_added_or_removed_after_freeze_exits_1(project, capsys):
 
 
 def test_document_name_with_dotdot_exits_2(project, capsys):
-    write_ledger(project, """\
-        - id: escape
-          output: readout
-          section: results
-          kind: factual
-          text: "Outside."
-          sources:
-            - design: {document: ../readout.yaml, quote: "title"}
-        """)
+    write_ledger(project, claim("escape", "Outside.", design("title", document="../readout.yaml")))
     code, out, err = run(capsys)
     line = ledger_line(project, "escape")
     assert code == 2
@@ -524,15 +373,7 @@ def test_document_name_with_dotdot_exits_2(project, capsys):
 
 
 def test_absolute_document_name_exits_2(project, capsys):
-    write_ledger(project, """\
-        - id: escape
-          output: readout
-          section: results
-          kind: factual
-          text: "Outside."
-          sources:
-            - design: {document: /etc/passwd, quote: "root"}
-        """)
+    write_ledger(project, claim("escape", "Outside.", design("root", document="/etc/passwd")))
     assert run(capsys)[0] == 2
 
 
@@ -548,37 +389,20 @@ def test_design_symlink_out_of_design_exits_2(project, capsys, tmp_path):
 
 
 def test_missing_design_document_is_untraceable(project, capsys):
-    write_ledger(project, """\
-        - id: missing-doc
-          output: readout
-          section: results
-          kind: factual
-          text: "Gone."
-          sources:
-            - design: {document: topology.md, quote: "flowchart"}
-        """)
+    write_ledger(project, claim("missing-doc", "Gone.", design("flowchart", document="topology.md")))
     code, out, _ = run(capsys)
     assert code == 1
     assert "claim missing-doc (factual): document design/topology.md not found; design documents: decisions.md" in out
 
 
 def test_check_does_not_import_heavy_libraries(project):
-    code = ("import sys; from generator.cli import main; rc = main(['check', '--no-record']); "
-            "print([m for m in ('torch', 'sentence_transformers', 'bm25s') if m in sys.modules], rc)")
-    env = dict(os.environ, PYTHONPATH=str(REPOSITORY))
-    completed = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, env=env,
-                               timeout=60)
-    assert completed.stdout.splitlines()[-1] == "[] 0"
+    code, heavy, output = cli_in_fresh_interpreter(["check", "--no-record"], cwd=project)
+    assert (code, heavy) == (0, []), output
 
 
 def test_by_output_and_kind_count_untraceable_active_claims(project, capsys):
-    write_ledger(project, """\
-        - id: no-source
-          output: teachback
-          section: rows
-          kind: causal
-          text: "Nothing supports this."
-        """)
+    write_ledger(project, claim("no-source", "Nothing supports this.", kind="causal", output="teachback",
+                                section="rows"))
     code, out, _ = run(capsys)
     assert code == 1
     assert out.splitlines()[-2] == ("By output: teachback 1/1, aar 0/1, readout 0/2; "
@@ -605,17 +429,7 @@ def test_shipped_first_draft_is_kept_and_matches_history():
 
 
 def test_results_file_outside_outputs_exits_2(project, capsys):
-    write_ledger(project, """\
-        - id: escape
-          output: readout
-          section: results
-          kind: factual
-          text: "Outside {x}."
-          sources:
-            - measured:
-                file: ../readout.yaml
-                values: {x: title}
-        """)
+    write_ledger(project, claim("escape", "Outside {x}.", measured({"x": "title"}, file="../readout.yaml")))
     code, _, err = run(capsys)
     assert code == 2
     assert "file: claim escape: file '../readout.yaml' must be a relative name inside outputs/" in err
@@ -624,15 +438,8 @@ def test_results_file_outside_outputs_exits_2(project, capsys):
 def test_section_not_declared_in_readout_yaml_exits_2(project, capsys):
     (project / "readout.yaml").write_text("title: Fixture\nkind: beir\noutputs:\n  readout:\n    sections:\n"
                                           "      - {id: results, title: Results}\n  aar:\n    sections: [{id: happened, title: Happened}]\n")
-    write_ledger(project, """\
-        - id: misplaced
-          output: readout
-          section: verdict
-          kind: factual
-          text: "Hybrid fuses both lists with RRF constant 60."
-          sources:
-            - design: {document: decisions.md, quote: "RRF with constant 60"}
-        """)
+    write_ledger(project, claim("misplaced", "Hybrid fuses both lists with RRF constant 60.",
+                                design("RRF with constant 60"), section="verdict"))
     code, _, err = run(capsys)
     line = ledger_line(project, "misplaced")
     assert code == 2

@@ -4,8 +4,6 @@ and every family's value on tiny rankings computed by hand (the arithmetic is in
 """
 
 import math
-import subprocess
-import sys
 
 import pytest
 
@@ -13,6 +11,7 @@ from generator.core.metrics import (ACCEPTED_FORMS, DELTA_METRICS, GAINS, MEASUR
                                         average_precision_at_k, linear_ndcg_at_k, metric_from_name, metric_name,
                                         metrics_from_names, per_query_metrics, precision_at_k,
                                         reciprocal_rank_at_k)
+from tests.conftest import run_python
 
 L2, L3, L4, L5, L6 = (math.log2(n) for n in (2, 3, 4, 5, 6))
 
@@ -239,5 +238,5 @@ def test_binary_and_linear_ndcg_differ_on_graded_judgements():
 
 def test_the_checker_module_stays_free_of_numpy():
     code = "import sys, generator.core.metrics; print(sorted(m for m in ('numpy', 'scipy') if m in sys.modules))"
-    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert completed.stdout.strip() == "[]"
+    completed = run_python("-c", code)
+    assert (completed.returncode, completed.stdout.strip()) == (0, "[]"), completed.stderr

@@ -1,7 +1,6 @@
-import subprocess
-import sys
 
 from generator.cli import main
+from tests.conftest import run_python
 
 
 def test_selftest_passes_every_check(capsys):
@@ -19,6 +18,6 @@ def test_mutant_selftest_fails_with_0_6509_against_0_4982(capsys):
 
 
 def test_selftest_runs_as_a_console_command():
-    completed = subprocess.run([sys.executable, "-m", "generator.cli", "selftest"], capture_output=True, text=True)
+    completed = run_python("-m", "generator.cli", "selftest")
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip().endswith("ALL CHECKS PASS")

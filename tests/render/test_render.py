@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import pytest
 import yaml
 
 from generator.cli import main
+from tests.conftest import cli_in_fresh_interpreter
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -366,13 +365,10 @@ def test_html_is_responsive_and_prints_cleanly(project, capsys):
 
 
 def test_render_does_not_import_torch_or_sentence_transformers(project):
-    code = ("import sys; from generator.cli import main; rc = main(['render', '--check', '.']); "
-            "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'bm25s') if m in sys.modules); "
-            "print(heavy); sys.exit(0 if not heavy else 3)")
     main(["render", str(project)])
-    completed = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True)
-    assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert completed.stdout.strip().splitlines()[-1] == "[]"
+    code, heavy, output = cli_in_fresh_interpreter(["render", "--check", "."], cwd=project)
+    assert code == 0, output
+    assert heavy == [], output
 
 
 def test_unknown_section_block_is_an_input_error_naming_the_field(tmp_path, monkeypatch, capsys, make_project):

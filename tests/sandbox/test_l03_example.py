@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import shutil
 import socket
-import sys
 from pathlib import Path
 
 import pytest
 
 from generator.cli import main
 from generator.fileio import sha256_file
+from tests.conftest import cli_in_fresh_interpreter
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 L03 = REPOSITORY / "examples" / "l03"
@@ -75,14 +75,9 @@ def test_build_reruns_the_sandbox_to_the_committed_results(l03_copy, offline):
 
 def test_build_imports_no_model_library(l03_copy):
     """Offline means no model stack either: run the build in a fresh interpreter and list what it imported."""
-    import subprocess
-
-    code = (f"import sys; from generator.cli import main; code = main(['build', {str(l03_copy)!r}]); "
-            "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'bm25s', 'transformers') if m in sys.modules); "
-            "print('HEAVY', heavy); sys.exit(code)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPOSITORY)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "HEAVY []" in result.stdout
+    code, heavy, output = cli_in_fresh_interpreter(["build", str(l03_copy)], cwd=REPOSITORY)
+    assert code == 0, output
+    assert heavy == [], output
 
 
 def test_check_of_the_committed_example_exits_0_and_writes_nothing(capsys):

@@ -1,20 +1,17 @@
-"""Adversarial tests: each case is a way an untraced sentence used to pass (or could pass) CI.
+"""Adversarial tests of the checker: each case is a way an untraced sentence used to pass (or
+could pass) `readout check`.
 
-The product promises one thing: a sentence without evidence cannot pass `readout check`,
-`readout render` or `readout render --check`. Every case below builds the shared fixture project
-(tests/conftest.py `make_project`: a sealed results.json with run files and judgements, one design
-document, a ledger that checks clean, a frozen design, a chained first-draft history), plants one
-attack, drives the real CLI in-process (family 11 through a subprocess with a timeout) and asserts
+Every case builds the shared fixture project (tests/conftest.py `make_project`: a sealed
+results.json with run files and judgements, one design document, a ledger that checks clean, a
+frozen design, a chained first-draft history), plants one attack, drives the real CLI and asserts
 the exit code (0 pass, 1 findings, 2 input or usage error), a distinctive part of the reason, and
 that no traceback is printed.
 
 Families (one section each): 1 invented measurements, 2 quotes that support nothing, 3 numbers
 the rule never sees, 4 format specs that forge values, 5 predicates that cannot fail, 6 values
-attributed to the wrong thing, 7 text outside the ledger, 8 struck text that is not struck,
-9 an editable first-draft score, 10 remote content, 11 crashes.
-
-Cases whose expectation the gate did not meet when written are marked `HOLE` in a comment; they
-assert the correct behaviour and are left failing on purpose (no xfail) for the code to be fixed.
+attributed to the wrong thing, 8 struck text that is not struck, 9 an editable first-draft
+score, 10 remote references in claims. (Family 7 and the rest of 10 attack the reports:
+tests/render/test_adversarial_render.py; family 11, crashes: tests/test_adversarial_inputs.py.)
 """
 
 from __future__ import annotations
@@ -22,142 +19,14 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
-import re
-import subprocess
-import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
 
-from generator.claims.freeze import freeze_project
-from generator.cli import main
-from generator.project import load_project
 from generator.results import seal
-from tests.conftest import fixture_evaluation, ledger_text
-
-REPOSITORY = Path(__file__).resolve().parent.parent
-WRITER = "readout evaluate 0.1.0"
-
-
-# --- helpers (this module's own; conftest is shared and not edited) ------------------------------
-
-
-@dataclass
-class Outcome:
-    code: int
-    out: str
-    err: str
-
-    def claim_lines(self, claim_id: str) -> list[str]:
-        """The report lines that name one claim (`claims/ledger.yaml:N: claim ID (kind): reason`)."""
-        return [line for line in self.out.splitlines() if f" claim {claim_id} (" in line]
-
-    def claim_says(self, claim_id: str, fragment: str) -> bool:
-        return any(fragment in line for line in self.claim_lines(claim_id))
-
-
-def claim(claim_id: str, text: str, sources: str = "", *, kind: str = "factual", output: str = "readout",
-          section: str = "results", extra: str = "") -> str:
-    """One ledger claim as YAML (column 0; conftest's ledger_text indents it into `claims:`)."""
-    lines = [f"- id: {claim_id}", f"  output: {output}", f"  section: {section}", f"  kind: {kind}",
-             f"  text: {json.dumps(text, ensure_ascii=False)}"]
-    lines += ["  " + line for line in extra.splitlines() if line.strip()]
-    if sources:
-        lines.append("  sources:")
-        lines += ["    " + line for line in sources.splitlines() if line.strip()]
-    return "\n".join(lines) + "\n"
-
-
-def measured(values: dict, predicate: str | None = None, file: str | None = None) -> str:
-    body: dict = {}
-    if file is not None:
-        body["file"] = file
-    body["values"] = values
-    if predicate is not None:
-        body["predicate"] = predicate
-    return "- measured: " + json.dumps(body, ensure_ascii=False) + "\n"
-
-
-def design(quote: str, document: str = "decisions.md") -> str:
-    return "- design: " + json.dumps({"document": document, "quote": quote}, ensure_ascii=False) + "\n"
-
-
-# A design source that holds no number: the carrier for every hand-typed-number case.
-FUSION = design("Hybrid uses RRF with constant 60 over both top-50 lists.")
-HYBRID = "table[search=hybrid].nDCG@5"
-DENSE = "table[search=dense].nDCG@5"
-SPARSE = "table[search=sparse].nDCG@5"
-HYBRID_VS_DENSE = "Hybrid reaches nDCG@5 {h:.3f} against dense {d:.3f}."
-
-
-def run_cli(root: Path, monkeypatch, capsys, *args: str) -> Outcome:
-    """`readout ARGS ROOT`, in-process, from the project directory (messages are relative)."""
-    monkeypatch.chdir(root)
-    capsys.readouterr()
-    code = main([*args, str(root)])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out and "Traceback" not in err, err
-    return Outcome(code, out, err)
-
-
-def run_subprocess(root: Path, *args: str, timeout: float = 10.0) -> tuple[Outcome, float]:
-    """`python -m generator.cli ARGS .` in a child process with a timeout: for inputs that might hang."""
-    env = {**os.environ, "PYTHONPATH": str(REPOSITORY)}
-    env.pop("READOUT_DEBUG", None)
-    started = time.monotonic()
-    completed = subprocess.run([sys.executable, "-m", "generator.cli", *args, "."], cwd=root, env=env,
-                               capture_output=True, text=True, timeout=timeout)
-    elapsed = time.monotonic() - started
-    return Outcome(completed.returncode, completed.stdout, completed.stderr), elapsed
-
-
-def one_line_error(outcome: Outcome) -> str:
-    """The single line an input error prints (exit 2): no traceback, nothing more."""
-    assert "Traceback" not in outcome.err + outcome.out, outcome.err
-    lines = [line for line in outcome.err.splitlines() if line.strip()]
-    assert len(lines) == 1, outcome.err
-    return lines[0]
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def edit_results(root: Path, change, *, reseal: bool = False) -> None:
-    """Edit outputs/results.json in place; with `reseal`, recompute its seal as anyone can."""
-    path = root / "outputs" / "results.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    change(data)
-    if reseal:
-        data = seal(data, WRITER)
-    path.write_text(json.dumps(data), encoding="utf-8")
-
-
-def add_design(root: Path, text: str, name: str = "decisions.md") -> None:
-    """Append to (or write) a design document and renew the freeze, as an author would."""
-    path = root / "design" / name
-    path.write_text((path.read_text(encoding="utf-8") if path.exists() else "") + text, encoding="utf-8")
-    freeze_project(load_project(root))
-
-
-def edit_config(root: Path, change) -> None:
-    path = root / "readout.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    change(data)
-    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
-
-
-def set_label(root: Path, key: str, value: str) -> None:
-    path = root / "templates" / "labels.yaml"
-    lines = path.read_text(encoding="utf-8").splitlines()
-    assert any(line.startswith(key + ":") for line in lines), key
-    lines = [f"{key}: {json.dumps(value, ensure_ascii=False)}" if line.startswith(key + ":") else line
-             for line in lines]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+from tests.conftest import (DENSE, FUSION, HISTORY, HYBRID, HYBRID_VS_DENSE, SPARSE, WRITER, add_design, claim,
+                            design, edit_results, fixture_evaluation, ledger_text, measured, one_line_error, run_cli,
+                            sha256)
 
 
 # --- 1. invented measurements -------------------------------------------------------------------
@@ -657,151 +526,6 @@ def test_attribution_controls_trace(tmp_path, make_project, monkeypatch, capsys)
     assert outcome.code == 0, outcome.out
 
 
-# --- 7. text outside the ledger -----------------------------------------------------------------
-
-
-LABELS = [
-    pytest.param("contents", "Hybrid beats dense by 12 points", "a label holds no numbers ('12')",
-                 id="label-sentence-with-digits"),
-    pytest.param("row", "Reranking wins twice", "a label holds no numbers ('twice')", id="label-multiplier-word"),
-    pytest.param("struck", "Eighty-one", "a label holds no numbers ('Eighty-one')", id="label-number-word"),
-    pytest.param("missing", "The reranker is better. Ship it", "a label holds no sentence punctuation",
-                 id="label-two-sentences"),
-    pytest.param("sources", "So\ue000urces", "may not hold the private-use or control character U+E000",
-                 id="label-private-use-mark"),
-    # HOLE: a comparative sentence without digits or punctuation is accepted as a label and shown.
-    pytest.param("no_rerank", "Hybrid is better than dense", "no_rerank", id="label-comparative-sentence"),
-]
-
-
-@pytest.mark.parametrize("key, value, reason", LABELS)
-def test_sentences_in_the_label_registry_are_refused(tmp_path, make_project, monkeypatch, capsys, key, value, reason):
-    root = make_project(tmp_path / "p", own_templates=True)
-    set_label(root, key, value)
-    for args in (("render",), ("render", "--check")):
-        outcome = run_cli(root, monkeypatch, capsys, *args)
-        assert outcome.code == 2, outcome.out + outcome.err
-        line = one_line_error(outcome)
-        assert "templates/labels.yaml" in line and key in line and reason in line, line
-
-
-def _title(data: dict, text: str) -> None:
-    data["title"] = text
-
-
-def _section_title(data: dict, text: str) -> None:
-    data["outputs"]["readout"]["sections"][0]["title"] = text
-
-
-def _column_label(data: dict, text: str) -> None:
-    data["outputs"]["readout"]["table"]["columns"][0]["label"] = text
-
-
-CONFIG_WORDING = [
-    pytest.param(_title, "Hybrid beats dense by 12 points", "title: a label holds no numbers ('12')",
-                 id="title-with-number"),
-    pytest.param(_section_title, "Verdict hybrid wins eighty-one queries",
-                 "outputs.readout.sections[0].title: a label holds no numbers ('eighty-one')",
-                 id="section-title-with-number"),
-    pytest.param(_column_label, "Recall@5 up by half",
-                 "outputs.readout.table.columns[0].label: a label holds no numbers ('half')",
-                 id="column-label-with-number"),
-    pytest.param(_column_label, "Recall@5 (up 0.2)", "outputs.readout.table.columns[0].label:",
-                 id="column-label-with-decimal"),
-    # HOLE: a claim as the report's title ("Hybrid beats dense") passes: no digits, no punctuation.
-    pytest.param(_title, "Hybrid beats dense", "title", id="title-comparative-sentence"),
-]
-
-
-@pytest.mark.parametrize("change, text, reason", CONFIG_WORDING)
-def test_sentences_in_readout_yaml_are_refused(tmp_path, make_project, monkeypatch, capsys, change, text, reason):
-    root = make_project(tmp_path / "p")
-    edit_config(root, lambda data: change(data, text))
-    for args in (("check",), ("render",)):
-        outcome = run_cli(root, monkeypatch, capsys, *args)
-        assert outcome.code == 2, outcome.out + outcome.err
-        line = one_line_error(outcome)
-        assert "readout.yaml" in line and reason in line, line
-
-
-PRIVATE_USE_IN_TEMPLATES = [
-    pytest.param("report.md.j2", "\ue000", "U+E000", id="md-template-open-mark"),
-    pytest.param("readout.html.j2", "\ue001", "U+E001", id="html-template-close-mark"),
-    pytest.param("report.md.j2", "\ue010", "U+E010", id="md-template-placed-mark"),
-    pytest.param("readout.css", "\ue000", "U+E000", id="stylesheet-open-mark"),
-]
-
-
-@pytest.mark.parametrize("template, mark, code_point", PRIVATE_USE_IN_TEMPLATES)
-def test_private_use_marks_in_templates_are_refused(tmp_path, make_project, monkeypatch, capsys, template, mark,
-                                                    code_point):
-    root = make_project(tmp_path / "p", own_templates=True)
-    path = root / "templates" / template
-    path.write_text(path.read_text(encoding="utf-8") + f"{mark}Hybrid wins by 12 points{mark}\n", encoding="utf-8")
-    for args in (("render",), ("render", "--check")):
-        outcome = run_cli(root, monkeypatch, capsys, *args)
-        assert outcome.code == 2, outcome.out + outcome.err
-        line = one_line_error(outcome)
-        assert f"templates/{template}:" in line and f"private-use character {code_point}" in line, line
-
-
-def test_literal_sentence_in_a_template_is_an_orphan(tmp_path, make_project, monkeypatch, capsys):
-    root = make_project(tmp_path / "p", own_templates=True)
-    path = root / "templates" / "report.md.j2"
-    path.write_text(path.read_text(encoding="utf-8") + "Hybrid wins by 12 points\n", encoding="utf-8")
-    outcome = run_cli(root, monkeypatch, capsys, "render")
-    assert outcome.code == 1, outcome.out + outcome.err
-    assert "Traceback" not in outcome.err
-    assert "outputs/TEACHBACK.md:" in outcome.err and "orphan text 'Hybrid wins by 12 points'" in outcome.err
-    assert not (root / "outputs" / "TEACHBACK.md").exists()
-
-
-def _sealed_results_with_reason(root: Path, reason: str) -> None:
-    """Re-write results.json with the real writer (sealed, re-derivable) and a not-measured reason
-    of our choosing, as `skip_rerank_reason` in readout.yaml would give it."""
-    from generator.evaluate.pipeline import write_sealed_results
-
-    evaluation = fixture_evaluation()
-    for row in evaluation.results["table"]:
-        if row["search"] == "hybrid+rerank":
-            row["not_measured_reason"] = reason
-    write_sealed_results(root / "outputs" / "results.json", root / "outputs" / "runs", evaluation)
-
-
-RESULT_STRINGS = [
-    pytest.param("reranking lost 12 points", "holds the number '12'", id="number-in-reason"),
-    pytest.param("reranking lost twelve points", "holds the number 'twelve'", id="number-word-in-reason"),
-    pytest.param("it was slower. Hybrid is better than dense", "holds sentence punctuation",
-                 id="sentence-in-reason"),
-]
-
-
-@pytest.mark.parametrize("reason_text, reason", RESULT_STRINGS)
-def test_results_string_carrying_a_sentence_into_a_table_is_refused(tmp_path, make_project, monkeypatch, capsys,
-                                                                    reason_text, reason):
-    root = make_project(tmp_path / "p")
-    _sealed_results_with_reason(root, reason_text)
-    ledger = root / "claims" / "ledger.yaml"
-    text = ledger.read_text()
-    start = text.index("  - id: rerank-not-measured")  # the table is the only place left that shows it
-    ledger.write_text(text[:start] + text[text.index("  - id: struck-speed"):])
-    outcome = run_cli(root, monkeypatch, capsys, "render")
-    assert outcome.code == 2, outcome.out + outcome.err
-    line = one_line_error(outcome)
-    assert "not_measured_reason" in line and reason in line, line
-
-
-def test_results_string_carrying_a_number_into_a_claim_is_refused(tmp_path, make_project, monkeypatch, capsys):
-    # HOLE: the fixture's claim "The rerank row was not measured: {why}." places the reason; a number
-    # inside a *text* value counts as "filled from results" and the claim traced (check exit 0), although
-    # render refuses the same string in the table.
-    root = make_project(tmp_path / "p")
-    _sealed_results_with_reason(root, "reranking lost 12 points")
-    outcome = run_cli(root, monkeypatch, capsys, "check")
-    assert outcome.code == 1, outcome.out
-    assert outcome.claim_says("rerank-not-measured", "12"), outcome.out
-
-
 # --- 8. struck text that is not struck ----------------------------------------------------------
 
 
@@ -850,7 +574,6 @@ def test_strike_reasons_that_carry_claims_are_refused(tmp_path, make_project, mo
 # --- 9. an editable first-draft score -----------------------------------------------------------
 
 
-HISTORY = Path("claims") / "trace-history.jsonl"
 FIRST_DRAFT = Path("claims") / "ledger.first-draft.yaml"
 
 
@@ -985,110 +708,3 @@ def test_remote_references_in_claims_are_refused(tmp_path, make_project, monkeyp
     assert outcome.claim_says("c", reason), outcome.out
 
 
-BARE_ADDRESSES = ["https://evil.example/p", "www.evil.example", "rerank@evil.example"]
-
-
-@pytest.mark.parametrize("address", BARE_ADDRESSES, ids=["https", "www", "email"])
-def test_bare_addresses_render_as_code_not_links(tmp_path, make_project, monkeypatch, capsys, address):
-    extra = (claim("in-teachback", f"Hybrid fuses both lists, see {address} today.", FUSION,
-                   output="teachback", section="rows")
-             + claim("in-aar", f"Hybrid fuses both lists, see {address} today.", FUSION, output="aar", section="why")
-             + claim("in-readout", f"Hybrid fuses both lists, see {address} today.", FUSION))
-    root = make_project(tmp_path / "p", extra_claims=extra)
-    outcome = run_cli(root, monkeypatch, capsys, "render")
-    assert outcome.code == 0, outcome.out + outcome.err
-    for name in ("TEACHBACK.md", "AAR.md"):
-        text = (root / "outputs" / name).read_text(encoding="utf-8")
-        assert f"see `{address}` today." in text, name
-        # GitHub autolinks a bare address: it must never appear outside a code span.
-        assert address not in re.sub(r"`[^`]*`", "", text), name
-    html = (root / "outputs" / "readout.html").read_text(encoding="utf-8")
-    assert "evil.example" in html and not re.search(r"""(?:href|src)\s*=\s*["']?[^"'>]*evil\.example""", html)
-    assert run_cli(root, monkeypatch, capsys, "render", "--check").code == 0
-
-
-# --- 11. crashes --------------------------------------------------------------------------------
-
-
-ALIAS_BOMB = "".join(
-    f"{name}: &{name} [{', '.join([previous] * 9)}]\n"
-    for name, previous in zip("abcdefghi", ['"lol"'] + [f"*{c}" for c in "abcdefgh"]))
-
-
-def _ledger(text: str):
-    return lambda root: (root / "claims" / "ledger.yaml").write_text(text, encoding="utf-8")
-
-
-def _config(text: str):
-    return lambda root: (root / "readout.yaml").write_text(text, encoding="utf-8")
-
-
-def _predicate_ledger(predicate: str):
-    return _ledger(ledger_text(claim("deep", HYBRID_VS_DENSE, measured({"h": HYBRID, "d": DENSE}, predicate),
-                                     kind="evaluative")))
-
-
-def _labels(text: str):
-    return lambda root: (root / "templates" / "labels.yaml").write_text(text, encoding="utf-8")
-
-
-def _results(text: str):
-    return lambda root: (root / "outputs" / "results.json").write_text(text, encoding="utf-8")
-
-
-def _huge_integer_in_results(root: Path) -> None:
-    path = root / "outputs" / "results.json"
-    path.write_text(path.read_text(encoding="utf-8").replace('"documents": 40', '"documents": 1' + "0" * 5000),
-                    encoding="utf-8")
-
-
-CRASHES = [
-    pytest.param(_predicate_ledger("not " * 120 + "h > d"), "check", "claims/ledger.yaml:",
-                 "predicate nested more than", id="deeply-nested-not"),
-    pytest.param(_predicate_ledger("abs(" * 40 + "h" + ")" * 40 + " > d"), "check", "claims/ledger.yaml:",
-                 "predicate nested more than", id="deeply-nested-calls"),
-    pytest.param(_predicate_ledger("h > " + "-" * 240 + "d"), "check", "claims/ledger.yaml:",
-                 "predicate nested more than", id="deeply-nested-unary"),
-    pytest.param(_ledger("version: 1\nclaims: &a [*a]\n"), "check", "claims/ledger.yaml:2:",
-                 "anchors and aliases are not allowed", id="recursive-alias-ledger"),
-    pytest.param(_ledger("version: 1\n" + ALIAS_BOMB + "claims: []\n"), "check", "claims/ledger.yaml:",
-                 "anchors and aliases are not allowed", id="alias-bomb-ledger"),
-    pytest.param(_config(ALIAS_BOMB + "title: Fixture\nkind: beir\n"), "check", "readout.yaml:",
-                 "anchors and aliases are not allowed", id="alias-bomb-readout-yaml"),
-    pytest.param(_config("title: Fixture\nkind: beir\noutputs: &o {readout: *o}\n"), "render", "readout.yaml:",
-                 "anchors and aliases are not allowed", id="recursive-alias-readout-yaml"),
-    pytest.param(_labels(ALIAS_BOMB), "render", "templates/labels.yaml:", "anchors and aliases are not allowed",
-                 id="alias-bomb-labels"),
-    pytest.param(_ledger(ledger_text(claim("wide", "Hybrid reaches nDCG@5 {h:999999999.3f}.",
-                                           measured({"h": HYBRID}), kind="performance"))),
-                 "check", "claims/ledger.yaml:", "format spec '999999999.3f' is not allowed", id="huge-format-width"),
-    pytest.param(_ledger(ledger_text(claim("precise", "Hybrid reaches nDCG@5 {h:.999999999f}.",
-                                           measured({"h": HYBRID}), kind="performance"))),
-                 "check", "claims/ledger.yaml:", "format spec '.999999999f' is not allowed",
-                 id="huge-format-precision"),
-    pytest.param(_results("[" * 200_000 + "]" * 200_000), "check", "outputs/results.json",
-                 "nested too deeply", id="deeply-nested-results-json"),
-    pytest.param(_results('{"manifest": ' + "{\"a\": " * 5000 + "1" + "}" * 5000 + "}"), "render",
-                 "outputs/results.json", "nested too deeply", id="deeply-nested-results-object"),
-    pytest.param(_huge_integer_in_results, "check", "outputs/results.json", "digits", id="huge-integer-in-results"),
-    pytest.param(_ledger(ledger_text(claim("long", "Hybrid " + "x" * 3_000_000 + ".", FUSION))), "check",
-                 "claims/ledger.yaml:", "text longer than", id="three-megabyte-claim"),
-    pytest.param(_ledger("version: 1\nclaims: " + "[" * 100_000 + "]" * 100_000 + "\n"), "check",
-                 "claims/ledger.yaml:", "nest", id="deeply-nested-ledger"),
-    pytest.param(_ledger("version: 1\nclaims:\n" + "".join("  " * i + "- \n" for i in range(3000))), "check",
-                 "claims/ledger.yaml:", "nest", id="deeply-indented-ledger"),
-    pytest.param(lambda root: (root / HISTORY).write_text("[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8"),
-                 "check", "claims/trace-history.jsonl:1:", "nested too deeply", id="deeply-nested-history"),
-]
-
-
-@pytest.mark.parametrize("attack, command, where, reason", CRASHES)
-def test_hostile_inputs_are_one_line_input_errors(tmp_path, make_project, attack, command, where, reason):
-    root = make_project(tmp_path / "p", own_templates=True)
-    attack(root)
-    for args in ((command,), ("render", "--check")) if command == "render" else ((command,),):
-        outcome, elapsed = run_subprocess(root, *args)
-        assert outcome.code == 2, outcome.out + outcome.err
-        line = one_line_error(outcome)
-        assert line.startswith("Error: ") and where in line and reason in line, line
-        assert elapsed < 5, f"{args} took {elapsed:.1f} s"
