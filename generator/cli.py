@@ -21,7 +21,7 @@ import re
 import sys
 import traceback
 from pathlib import Path
-from typing import Callable, Sequence, TextIO
+from typing import Callable, NoReturn, Sequence, TextIO
 
 from generator import __version__
 from generator.build import build_project
@@ -505,7 +505,7 @@ COMMANDS: tuple[Command, ...] = (
 class _Parser(argparse.ArgumentParser):
     """argparse, with a usage error as one line like every other error (and the same exit 2)."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
         self.exit(EXIT_USAGE, _one_line(f"Error: {self.prog}: {message} (see {self.prog} --help)") + "\n")
 
 

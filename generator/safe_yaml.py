@@ -43,7 +43,7 @@ def _loader(text_only: bool) -> type:
         base = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
         if not text_only:
             class ConfigLoader(base):   # type: ignore[misc, valid-type]
-                def construct_object(self, node, deep=False):
+                def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
                     # PyYAML's safe constructors raise plain ValueErrors for `2020-02-30`,
                     # `!!int abc` or `!!float x`, and an AttributeError for `!!timestamp 1`.
                     try:
@@ -56,7 +56,7 @@ def _loader(text_only: bool) -> type:
             _LOADERS[text_only] = ConfigLoader
         else:
             class LedgerLoader(base):   # type: ignore[misc, valid-type]
-                def resolve(self, kind, value, implicit):
+                def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
                     if kind is yaml.ScalarNode:
                         if implicit[0] and value in _NULL_SCALARS:
                             return "tag:yaml.org,2002:null"
@@ -90,7 +90,7 @@ class _Bounds:
         self.path = path
         self.seen: set[int] = set()
 
-    def check(self, root) -> None:
+    def check(self, root: Any) -> None:
         # A node is marked when it is first reached, not when it is visited: a depth-first walk of
         # a chain of aliases would otherwise go MAX_DEPTH levels down before meeting a node twice,
         # and report the alias bomb as deep nesting.

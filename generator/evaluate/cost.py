@@ -114,7 +114,7 @@ class _Session:
     scorer: Any = None
     warmed: bool = False
 
-    def ready(self, warm_pairs: Sequence[Pair]):
+    def ready(self, warm_pairs: Sequence[Pair]) -> None:
         if self.scorer is None:
             started = time.perf_counter()
             self.scorer = build_scorer(self.shape, self.tokenizer, max_length=self.max_length, device=self.device)

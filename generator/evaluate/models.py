@@ -12,6 +12,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from generator.errors import InputError, ModelUnavailableError
 from generator.core.options import DEVICES
@@ -145,7 +146,7 @@ def _quiet_weight_loading():
             transformers_logging.enable_progress_bar()
 
 
-def load_bi_encoder(identity: ModelIdentity, device: str = "cpu"):
+def load_bi_encoder(identity: ModelIdentity, device: str = "cpu") -> Any:  # a SentenceTransformer
     from sentence_transformers import SentenceTransformer
 
     try:
@@ -156,7 +157,7 @@ def load_bi_encoder(identity: ModelIdentity, device: str = "cpu"):
                                     f"{identity.path}: {type(error).__name__}: {error}") from None
 
 
-def load_cross_encoder(identity: ModelIdentity, max_length: int, device: str = "cpu"):
+def load_cross_encoder(identity: ModelIdentity, max_length: int, device: str = "cpu") -> Any:  # a CrossEncoder
     from sentence_transformers import CrossEncoder
 
     try:

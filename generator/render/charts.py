@@ -27,6 +27,8 @@ from typing import Any, Callable
 from markupsafe import Markup
 
 from generator.project.outputs import DeltasChart, QualityVsTimeChart
+from generator.render.doors import Door
+from generator.render.labels import Labels
 from generator.render.values import as_number, format_number
 from generator.results import MISSING, cost_block, lookup, parse_path
 
@@ -90,7 +92,7 @@ def _fill(chart_id: str, metric: str) -> str:
     return f"url(#{chart_id}-{_slug(metric)})"
 
 
-def _legend(chart_id: str, metrics: tuple[str, ...], column_labels: dict[str, str], door) -> str:
+def _legend(chart_id: str, metrics: tuple[str, ...], column_labels: dict[str, str], door: Door) -> str:
     """The key, as HTML under the chart: wraps at any width, each swatch with its pattern."""
     items = []
     for metric in metrics:
@@ -114,7 +116,7 @@ def _x(value: float, low: float, high: float) -> float:
     return PLOT_START + max(0.0, min(1.0, share)) * (PLOT_END - PLOT_START)
 
 
-def _axis(y: float, ticks: list[tuple[float, str]], low: float, high: float, title: Any, door,
+def _axis(y: float, ticks: list[tuple[float, str]], low: float, high: float, title: Any, door: Door,
           *, scale=None) -> list[str]:
     """A horizontal axis at y: its line, ticks with labels and its title."""
     position = scale or (lambda value: _x(value, low, high))
@@ -139,8 +141,8 @@ def _row_rule(y: float) -> str:
 # --- quality ---------------------------------------------------------------------------------
 
 
-def quality(rows: list[dict], chart: QualityVsTimeChart, name_key: str, column_labels: dict[str, str], door,
-            labels, chart_id: str = "chart-quality") -> Markup:
+def quality(rows: list[dict], chart: QualityVsTimeChart, name_key: str, column_labels: dict[str, str], door: Door,
+            labels: Labels, chart_id: str = "chart-quality") -> Markup:
     """Per row, one bar per metric on a 0 to 1 axis."""
     metrics = chart.metrics
     ticks = [0.0, 0.25, 0.5, 0.75, 1.0]
@@ -197,7 +199,7 @@ def _time_cost(results: dict, path: str) -> tuple[float | None, str]:
     return number, block["cost"] if block is not None else "measured"
 
 
-def time(rows: list[dict], results: dict, chart: QualityVsTimeChart, name_key: str, door, labels,
+def time(rows: list[dict], results: dict, chart: QualityVsTimeChart, name_key: str, door: Door, labels: Labels,
          budget: float | None = None, chart_id: str = "chart-time") -> Markup:
     """Each row's p95 time per query on a millisecond axis of its own (log above two decades),
     with the latency budget as a line when a decision reads one."""
@@ -288,7 +290,7 @@ def _delta_values(rows: list[dict], chart: DeltasChart, name_key: str) -> tuple[
 
 
 def _delta_bar(body: list[str], chart_id: str, metric: str, top: float, delta: float, low: float | None,
-               high: float | None, position: Callable[[float], float], door) -> list[str]:
+               high: float | None, position: Callable[[float], float], door: Door) -> list[str]:
     """One change's bar from zero and its interval's whiskers; returns the value texts to show."""
     x0, x1 = sorted((position(0.0), position(delta)))
     body.append(f'<rect x="{_pct(x0)}" y="{_px(top)}" width="{_pct(x1 - x0)}" height="{BAR_H}" '
@@ -305,8 +307,8 @@ def _delta_bar(body: list[str], chart_id: str, metric: str, top: float, delta: f
     return shown
 
 
-def deltas(rows: list[dict], chart: DeltasChart, name_key: str, column_labels: dict[str, str], door,
-           labels, method: str | None = None, chart_id: str = "chart-deltas") -> Markup:
+def deltas(rows: list[dict], chart: DeltasChart, name_key: str, column_labels: dict[str, str], door: Door,
+           labels: Labels, method: str | None = None, chart_id: str = "chart-deltas") -> Markup:
     """Signed change over the baseline per row and metric, on an axis centred on zero, with the
     paired interval as whiskers when the results hold one (its method named under the chart)."""
     metrics = chart.metrics

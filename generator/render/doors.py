@@ -10,9 +10,10 @@ text (Markdown), `code` an identifier, `quote` a quoted design span.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Protocol, Sequence
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from markupsafe import Markup, escape
 
 from generator.render.orphans import CLOSE, MARKS, OPEN
@@ -33,22 +34,22 @@ _AUTOLINKED = re.compile(r"(?<![`\w])((?:https?://|ftp://|www\.)[^\s`<>]*[^\s`<>
 _MD_BLOCK_START = re.compile(r"^(#|>|[-+*](?=\s)|=|(\d+)([.)])(?=\s))")
 
 
-def markdown_inline():
+def markdown_inline() -> MarkdownIt:
     """Claim Markdown to inline HTML. Raw HTML is off (it comes out escaped). Links, autolinks
     and images render as their text followed by the address in parentheses, never as href or
     src: the readout makes no request, and a reader still sees every address."""
     md = MarkdownIt("commonmark", {"html": False})
 
-    def link_open(self, tokens, idx, options, env):
+    def link_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
         env.setdefault("links", []).append(tokens[idx].attrGet("href") or "")
         return ""
 
-    def link_close(self, tokens, idx, options, env):
+    def link_close(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
         href = env["links"].pop()
         text = tokens[idx - 1].content if idx > 0 and tokens[idx - 1].type == "text" else None
         return "" if text == href or f"mailto:{text}" == href else f' (<span class="addr">{escape(href)}</span>)'
 
-    def image(self, tokens, idx, options, env):
+    def image(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
         token = tokens[idx]
         alt = "".join(child.content for child in token.children or [])
         return f'{escape(alt)} (<span class="addr">{escape(token.attrGet("src") or "")}</span>)'
@@ -59,28 +60,44 @@ def markdown_inline():
     return md
 
 
+class Door(Protocol):
+    """What every door does, for its own format: the renderer and the views hold one of these."""
+
+    def data(self, value: Any) -> str: ...
+
+    def code(self, value: Any) -> str: ...
+
+    def claim(self, text: str) -> str: ...
+
+    def join(self, parts: Iterable[Any], sep: str = " ") -> str: ...
+
+    def quote(self, value: Any) -> str: ...
+
+    def interval(self, low: Any, high: Any) -> str: ...
+
+
 class HtmlDoor:
     """Marked, escaped values for HTML templates (Jinja autoescape is on for these)."""
 
     def __init__(self) -> None:
         self._md = markdown_inline()
 
-    def data(self, value: Any):
+    def data(self, value: Any) -> Markup:
         return Markup(OPEN + str(escape(_one_line(value))) + CLOSE)
 
-    def code(self, value: Any):
+    def code(self, value: Any) -> Markup:
         return Markup(OPEN + "<code>" + str(escape(_one_line(value))) + "</code>" + CLOSE)
 
-    def claim(self, text: str):
+    def claim(self, text: str) -> Markup:
         return Markup(OPEN + self._md.renderInline(_one_line(text), {}).strip() + CLOSE)
 
-    def join(self, parts: Iterable[Any], sep: str = " "):
+    def join(self, parts: Iterable[Any], sep: str = " ") -> Markup:
         return Markup(escape(sep)).join(parts)
 
-    def quote(self, value: Any):
+    def quote(self, value: Any) -> Markup:
         return Markup("<q>" + OPEN + str(escape(_one_line(value))) + CLOSE + "</q>")
 
-    def interval(self, low: Any, high: Any):
+    def interval(self, low: Any, high: Any) -> Markup:
         return Markup("[") + low + Markup(", ") + high + Markup("]")
 
 

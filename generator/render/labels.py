@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from generator.render.doors import Door
 from generator.safe_yaml import load_config_with_lines
 from generator.errors import InputError
 from generator.fileio import reading
@@ -20,18 +21,18 @@ class Labels:
     registry's file name.
     """
 
-    def __init__(self, texts: dict[str, str], door, source: str, extra: dict[str, str] | None = None):
+    def __init__(self, texts: dict[str, str], door: Door, source: str, extra: dict[str, str] | None = None) -> None:
         self._texts = dict(texts)
         self._texts.update(extra or {})
         self._door = door
         self._source = source
 
-    def __getattr__(self, key: str):
+    def __getattr__(self, key: str) -> str:
         if key.startswith("_"):
             raise AttributeError(key)
         return self[key]
 
-    def __getitem__(self, key: str):
+    def __getitem__(self, key: str) -> str:
         if key not in self._texts:
             raise InputError(f"no label {key!r}; add it to the label registry", path=self._source)
         return self._door.data(self._texts[key])

@@ -102,7 +102,7 @@ class _HtmlScanner(HTMLParser):
     def _add(self, line: int, text: str) -> None:
         self.orphans.append(Orphan(self.name, line, text))
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         line = self.getpos()[0]
         if tag == "style":
             self.in_style = True
@@ -118,11 +118,11 @@ class _HtmlScanner(HTMLParser):
 
     handle_startendtag = handle_starttag
 
-    def handle_endtag(self, tag):
+    def handle_endtag(self, tag: str) -> None:
         if tag == "style":
             self.in_style = False
 
-    def handle_data(self, data):
+    def handle_data(self, data: str) -> None:
         line = self.getpos()[0]
         if self.in_style:
             for match in _GENERATED_CSS.finditer(data):

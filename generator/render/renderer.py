@@ -28,7 +28,7 @@ from generator.fileio import display_path, reading, sha256_file, write_set
 from generator.project import Project
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.render import charts
-from generator.render.doors import HtmlDoor, MarkdownDoor
+from generator.render.doors import Door, HtmlDoor, MarkdownDoor
 from generator.render.labels import LABELS_NAME, Labels, load_labels
 from generator.render.orphans import Orphan, scan
 from generator.render.stamps import STAMP_NAME, Rendered, stale_outputs, stamp_text, template_hashes
@@ -99,7 +99,7 @@ def render_outputs(project: Project, report: CheckReport, *, draft: bool = False
     return rendered
 
 
-def _context(project: Project, report: CheckReport, spec: OutputSpec, shared: _Shared, door, labels: Labels,
+def _context(project: Project, report: CheckReport, spec: OutputSpec, shared: _Shared, door: Door, labels: Labels,
              draft: bool, stamp: dict[str, Any]) -> dict[str, Any]:
     """What one output's template receives: every value already through its door."""
     results = shared.results
@@ -178,7 +178,7 @@ def _refuse_hidden_characters(templates_dir: Path, names: Iterable[str]) -> None
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff]")
 
 
-def _flags(report: CheckReport, door, labels: Labels) -> list[Any]:
+def _flags(report: CheckReport, door: Door, labels: Labels) -> list[Any]:
     flags = [door.join([labels.untraceable_count, door.data(f"{report.untraceable}/{report.total}")])]
     flags.extend(door.join([labels.untraceable, door.code(result.claim.id),
                             door.join([door.data(reason) for reason in result.reasons], "; ")], " ")
@@ -188,7 +188,7 @@ def _flags(report: CheckReport, door, labels: Labels) -> list[Any]:
     return flags
 
 
-def _charts(spec: OutputSpec, results: dict, door, labels: Labels, budget: float | None) -> dict[str, Any]:
+def _charts(spec: OutputSpec, results: dict, door: Door, labels: Labels, budget: float | None) -> dict[str, Any]:
     table = spec.table or TableSpec()
     rows = lookup(results, table.rows)
     rows = rows if isinstance(rows, list) else []

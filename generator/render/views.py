@@ -11,9 +11,10 @@ from generator.claims.report import CheckReport, ClaimResult
 from generator.errors import InputError
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.wording import data_text_problem
-from generator.render.labels import Labels
 from generator.claims.design import reduce_markdown
 from generator.render.sources import design_quote, measured_sentence, short_value
+from generator.render.doors import Door
+from generator.render.labels import Labels
 from generator.render.values import format_number, raw_json
 from generator.results import MISSING, RESULTS_NAME, lookup
 
@@ -43,7 +44,7 @@ def anchor(prefix: str, text: str) -> str:
     return prefix + re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")
 
 
-def evidence_notes(result: ClaimResult, door, labels: Labels, queries_by_file: dict[str, Any]) -> list[dict]:
+def evidence_notes(result: ClaimResult, door: Door, labels: Labels, queries_by_file: dict[str, Any]) -> list[dict]:
     """Each source as a sentence for people first ("from results.json: hybrid nDCG@5 on 20
     queries = 0.6285, shown as 0.629") and the exact place to look it up second."""
     notes = []
@@ -80,7 +81,7 @@ class Withdrawn:
     anchor: str
 
 
-def claim_views(spec: OutputSpec, report: CheckReport, door, labels: Labels, draft: bool,
+def claim_views(spec: OutputSpec, report: CheckReport, door: Door, labels: Labels, draft: bool,
                 queries_by_file: dict[str, Any], verdict_section: str | None
                 ) -> tuple[dict[str, list[ClaimView]], list[Withdrawn]]:
     """Each section's claims in ledger order, numbered across the output, and the withdrawn
@@ -133,7 +134,7 @@ def _table_word(value: object, where: str) -> str:
     return text
 
 
-def table_view(table: TableSpec, results: dict, door, labels: Labels) -> dict:
+def table_view(table: TableSpec, results: dict, door: Door, labels: Labels) -> dict:
     rows_raw = lookup(results, table.rows)
     if not isinstance(rows_raw, list):
         raise InputError(f"no list of rows at {table.rows!r}", path=RESULTS_NAME, field=table.rows)
@@ -182,7 +183,7 @@ def table_view(table: TableSpec, results: dict, door, labels: Labels) -> dict:
 
 
 def provenance_view(spec: OutputSpec, report: CheckReport, results: dict, results_hashes: dict[str, str],
-                    template_hashes: dict[str, str], config_hash: str, door, labels: Labels) -> list[dict]:
+                    template_hashes: dict[str, str], config_hash: str, door: Door, labels: Labels) -> list[dict]:
     def pairs(items: Iterable[tuple[str, Any]]) -> list[tuple[Any, Any]]:
         return [(door.code(key), door.code(value if isinstance(value, str) else raw_json(value)))
                 for key, value in items]
@@ -223,7 +224,7 @@ def provenance_view(spec: OutputSpec, report: CheckReport, results: dict, result
     return groups
 
 
-def claims_by_kind(report: CheckReport, door) -> list[tuple[Any, Any]]:
+def claims_by_kind(report: CheckReport, door: Door) -> list[tuple[Any, Any]]:
     return [(door.data(kind), door.data(f"{u}/{t}")) for kind, (u, t) in sorted(report.by_kind.items())]
 
 
@@ -241,7 +242,7 @@ def _short_number(value: Any) -> str:
     return format_number(value, "")
 
 
-def decisions_view(report: CheckReport, door, labels: Labels) -> list[dict]:
+def decisions_view(report: CheckReport, door: Door, labels: Labels) -> list[dict]:
     """The decision table: each decision record's trigger, whether it fired, and what it read."""
     rows = []
     for row in report.decisions:
@@ -263,7 +264,7 @@ def decisions_view(report: CheckReport, door, labels: Labels) -> list[dict]:
     return rows
 
 
-def rerank_cost_view(results: dict, door, labels: Labels, budget: float | None) -> dict | None:
+def rerank_cost_view(results: dict, door: Door, labels: Labels, budget: float | None) -> dict | None:
     """The reranker's cost with how it was measured, impossible to miss: measured, measured by
     shape (its architecture with random weights), or not measured; and its quality's status."""
     cost = results.get("rerank_cost")
@@ -296,7 +297,7 @@ def rerank_cost_view(results: dict, door, labels: Labels, budget: float | None) 
     return {"status": status.replace(" ", "-"), "quality": quality.replace(" ", "-"), "rows": rows}
 
 
-def per_query_view(results: dict, door, baseline: str = "dense") -> dict | None:
+def per_query_view(results: dict, door: Door, baseline: str = "dense") -> dict | None:
     """Every query of the sample with each measured row's nDCG@5 and Recall@5 (the change over the
     baseline beside them) and the candidate diagnosis, the queries with the largest change first."""
     per_query = results.get("per_query")
