@@ -289,11 +289,17 @@ def _run_check(args: argparse.Namespace) -> int:
 
 def _configure_freeze(parser: argparse.ArgumentParser) -> None:
     _project_argument(parser, "project directory whose design/ documents are frozen; default: .")
+    parser.add_argument("--reason", help="why the design changed: required once results exist (the readout shows "
+                                         "the amendment, with this reason, next to the verdict)")
+    parser.add_argument("--post-hoc", dest="post_hoc", action="append", default=[], metavar="DECISION",
+                        help="acknowledge that this amendment sets or moves DECISION's rule after the results "
+                             "existed, so its verdict is labelled post hoc (repeat for each decision)")
 
 
 def _run_freeze(args: argparse.Namespace) -> int:
     project = load_project(args.project)
-    previous, current = freeze_project(project)
+    outcome = freeze_project(project, reason=args.reason, post_hoc=args.post_hoc)
+    previous, current = outcome.previous, outcome.current
     for name in sorted(set(previous) | set(current)):
         document = display_path(project.design_dir / name)
         if name not in current:
@@ -303,10 +309,16 @@ def _run_freeze(args: argparse.Namespace) -> int:
         elif previous[name] != current[name]:
             print(f"{document}: re-frozen at sha256 {current[name][:12]} (was {previous[name][:12]})")
     shown = display_path(project.freeze_path)
-    if previous != current:
-        print(f"Froze {len(current)} design document{'s' if len(current) != 1 else ''} in {shown}.")
-    else:
+    if outcome.entry is None:
         print(f"Design freeze unchanged: {len(current)} documents match {shown}.")
+        return EXIT_OK
+    entry = outcome.entry
+    for decision in entry.post_hoc:
+        print(f"Decision {decision}: {', '.join(entry.amended[decision])} after the results existed; its verdict "
+              "is labelled post hoc.")
+    when = "after results existed (an amendment)" if entry.results_existed else "before any results"
+    print(f"Froze {len(current)} design document{'s' if len(current) != 1 else ''} in {shown} "
+          f"(freeze {entry.number}, {when}).")
     return EXIT_OK
 
 

@@ -429,7 +429,7 @@ def init_project(target: str | Path, *, title: str | None = None, data: str | Pa
     for relative, text in files.items():
         outcome.written.append(atomic_write_text(root / relative, text))
     (root / "outputs").mkdir(exist_ok=True)
-    _, outcome.frozen = freeze_project(load_project(root))
+    outcome.frozen = freeze_project(load_project(root)).current
     return outcome
 
 

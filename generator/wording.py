@@ -11,8 +11,9 @@ the checker:
   claim;
 - no private-use or control characters (the render marks its own output with private-use
   characters; a label must not be able to forge them);
-- no comparison, unless the label is a question heading ("Was the measured lift a surprise"):
-  "Hybrid is better than dense" as a title is a claim nobody traces.
+- no comparison and no verdict (generator.verdicts), unless the label is a question heading
+  ("Was the measured lift a surprise"): "Hybrid is better than dense" or "Ship the reranker" as
+  a title is a claim nobody traces.
 
 Any prose belongs in the claim ledger, where the checker traces it.
 """
@@ -23,6 +24,7 @@ import re
 import unicodedata
 
 from generator.numerals import find_numerals
+from generator.verdicts import find_verdicts, supported_languages
 
 LABEL_MAX_WORDS = 10
 _PUNCTUATION = re.compile(r"[.!?;*_`<>\[\]~#|&]")
@@ -47,8 +49,9 @@ _QUESTION = re.compile(r"(what|why|how|when|where|which|who|was|were|is|are|do|d
                        re.IGNORECASE)
 
 
-def label_problem(text: object, max_words: int = LABEL_MAX_WORDS) -> str | None:
-    """Why `text` is not a label (None when it is one)."""
+def label_problem(text: object, max_words: int = LABEL_MAX_WORDS, *, verdict: bool = False) -> str | None:
+    """Why `text` is not a label (None when it is one). `verdict`: the label is a decision's outcome
+    (a trigger's `fires` or `otherwise`), the one place a verdict is written."""
     if not isinstance(text, str) or not text.strip():
         return "a label must be a non-empty string"
     for char in text:
@@ -67,6 +70,10 @@ def label_problem(text: object, max_words: int = LABEL_MAX_WORDS) -> str | None:
     if comparative and not _QUESTION.match(text.strip()):
         return (f"a label that compares ({comparative.group(0)!r}) is a claim: make it a question heading or put the "
                 "sentence in the claim ledger")
+    verdicts = [] if verdict else find_verdicts(text, supported_languages())
+    if verdicts and not _QUESTION.match(text.strip()):
+        return (f"a label that gives a verdict ({verdicts[0].text!r}) is a claim only a decision record can make: "
+                "put it in the claim ledger with its decision")
     return None
 
 
@@ -90,4 +97,6 @@ def data_text_problem(text: str) -> str | None:
         return "holds sentence punctuation: a table cell is not a sentence"
     for numeral in find_numerals(text):
         return f"holds the number {numeral.token!r}: a number in a report comes from a formatted value or a claim"
+    for verdict in find_verdicts(text, supported_languages()):
+        return f"gives the verdict {verdict.text!r}: only a decision record's trigger gives one"
     return None

@@ -18,18 +18,20 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
 import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 import yaml
 
-from generator.claims.freeze import freeze_project
+from generator.claims.freeze import freeze_project, pending_post_hoc
 from generator.cli import main
 from generator.project import load_project
 from generator.results import seal
@@ -105,13 +107,15 @@ FIXTURE_QUERIES = [f"q{number:02d}" for number in range(1, 21)]
 
 
 def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | None = None,
-                       shape_milliseconds: float | None = None):
+                       shape_milliseconds: float | None = None, skip_reason: str = "no cross-encoder offline",
+                       started_at: str = "2026-11-30T08:00:00Z"):
     """A small, real evaluation: 20 queries over 40 documents, seeded rankings for dense, sparse
     and hybrid (hybrid the best on nDCG@5), the rerank row not measured unless times are given
     (then it reorders hybrid's candidates; an oracle order, so its lift is large). `hybrid_variant`
     makes another, still consistent run. `shape_milliseconds` records the reranker's cost as
     measured by shape (that many milliseconds per query, rising slightly) while its quality is not
     measured; `rerank_cost` otherwise follows the rerank row."""
+    from generator.core.comparisons import method_description
     from generator.core.metrics import timing_summary
     from generator.evaluate.pipeline import Evaluation, not_measured_cost
     from generator.core.scoring import RowRun, rerank_summary, score_rows
@@ -140,7 +144,7 @@ def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | N
         rankings["hybrid+rerank"] = rerank
     rows = [RowRun("dense", "dense-model", rankings["dense"]), RowRun("sparse", "sparse-model", rankings["sparse"]),
             RowRun("hybrid", "hybrid-model", rankings["hybrid"]),
-            RowRun("hybrid+rerank", "BAAI/bge-reranker-v2-m3", rerank, None if rerank else "no cross-encoder offline")]
+            RowRun("hybrid+rerank", "BAAI/bge-reranker-v2-m3", rerank, None if rerank else skip_reason)]
     scored = score_rows(rows, judgements, FIXTURE_QUERIES, bootstrap_resamples=500, seed=20261130)
     pairs = {q: len(rankings["hybrid"][q]) for q in FIXTURE_QUERIES}
     if rerank_milliseconds is not None:
@@ -165,9 +169,11 @@ def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | N
             "models": {"dense": {"name": "sentence-transformers/all-MiniLM-L6-v2", "weights_sha256": "cd34" * 16},
                        "rerank": {"name": "BAAI/bge-reranker-v2-m3",
                                   "weights_sha256": "ef56" * 16 if rerank_milliseconds else None}},
+            # How every interval was drawn: check draws each one again from this, bit for bit.
+            "uncertainty": method_description(500, 20261130),
             "packages": {"sentence-transformers": "6.2.0", "torch": "2.13.0"},
             "platform": "Linux-x86_64", "threads": 2,
-            "started_at": "2026-11-30T08:00:00Z", "finished_at": "2026-11-30T08:03:00Z"},
+            "started_at": started_at, "finished_at": started_at},
     }
     return Evaluation(results=results, rankings=rankings, judgements=judgements)
 
@@ -253,33 +259,42 @@ def ledger_text(extra: str = "", claims: str = CLAIMS) -> str:
 
 
 def write_project_files(root: Path, *, config_text: str, decisions: str, ledger: str, write_results=None,
-                        results: dict | None = None) -> None:
+                        results: dict | None = None, freeze=None, design: dict[str, str] | None = None) -> None:
     """What every fixture project holds: readout.yaml, design/decisions.md, a sealed results.json
-    with its run files and judgements in outputs/, and claims/ledger.yaml."""
+    with its run files and judgements in outputs/, and claims/ledger.yaml. `freeze(root)` runs once
+    the design is written and before any result exists, as a review made in order would."""
     (root / "design").mkdir(parents=True)
     (root / "claims").mkdir()
     (root / "outputs").mkdir()
     (root / "readout.yaml").write_text(config_text, encoding="utf-8")
     (root / "design" / "decisions.md").write_text(decisions, encoding="utf-8")
+    for name, text in (design or {}).items():
+        (root / "design" / name).write_text(text, encoding="utf-8")
+    if freeze is not None:
+        freeze(root)
     (write_results or write_fixture_results)(root / "outputs", **(results or {}))
     (root / "claims" / "ledger.yaml").write_text(ledger, encoding="utf-8")
 
 
 def _make_project(root: Path, *, extra_claims: str = "", results: dict | None = None, outputs=None,
                   own_templates: bool = False) -> Path:
-    """Write a fixture project at `root` and freeze its design; returns root."""
+    """Write a fixture project at `root`, its design frozen before its results; returns root."""
     config = {"title": ROOT_CONFIG["title"], "kind": "beir",
               "outputs": copy.deepcopy(outputs if outputs is not None else ROOT_CONFIG["outputs"])}
     write_project_files(root, config_text=yaml.safe_dump(config, sort_keys=False), decisions=DECISIONS,
-                        ledger=ledger_text(extra_claims), results=results)
+                        ledger=ledger_text(extra_claims), results=results,
+                        freeze=lambda where: freeze_project(load_project(where), now=FIXTURE_FREEZE_TIME))
     first_draft = ledger_text().encode("utf-8")
     (root / "claims" / "ledger.first-draft.yaml").write_bytes(first_draft)
     entry = {**FIRST_DRAFT, "ledger_sha256": hashlib.sha256(first_draft).hexdigest()}
     (root / "claims" / "trace-history.jsonl").write_text(json.dumps(entry, sort_keys=True) + "\n", encoding="utf-8")
     if own_templates:
         shutil.copytree(REPOSITORY_ROOT / "templates", root / "templates")
-    freeze_project(load_project(root))
     return root
+
+
+# Fixture freezes carry a fixed time, so what they render is the same on every run.
+FIXTURE_FREEZE_TIME = datetime(2026, 11, 30, 6, 0, tzinfo=timezone.utc)
 
 
 @pytest.fixture(name="make_project")
@@ -411,10 +426,19 @@ def edit_results(root: Path, change, *, reseal: bool = False) -> None:
 
 
 def add_design(root: Path, text: str, name: str = "decisions.md") -> None:
-    """Append to (or write) a design document and renew the freeze, as an author would."""
+    """Append to (or write) a design document and renew the freeze, as an author would once the
+    fixture's results exist: an amendment with a reason, every decision it moves acknowledged as
+    post hoc."""
     path = root / "design" / name
     path.write_text((path.read_text(encoding="utf-8") if path.exists() else "") + text, encoding="utf-8")
-    freeze_project(load_project(root))
+    refreeze(root)
+
+
+def refreeze(root: Path, reason: str = "the fixture's design grows after its results"):
+    """Freeze a fixture project's design again once its results exist: an amendment with a reason,
+    every decision it sets or moves acknowledged as post hoc."""
+    project = load_project(root)
+    return freeze_project(project, reason=reason, post_hoc=pending_post_hoc(project), now=FIXTURE_FREEZE_TIME)
 
 
 def edit_config(root: Path, change) -> None:
@@ -462,3 +486,35 @@ def cli_in_fresh_interpreter(argv: list[str], cwd: Path) -> tuple[int, list[str]
     lines = completed.stdout.strip().splitlines()
     heavy = json.loads(lines[-1]) if lines and lines[-1].startswith("[") else None
     return completed.returncode, heavy, completed.stdout + completed.stderr
+
+
+# --- what only git decides ----------------------------------------------------------------------
+
+_LABELS = yaml.safe_load((REPOSITORY_ROOT / "templates" / "labels.yaml").read_text(encoding="utf-8"))
+GIT_ROW_LABELS = (_LABELS["design_anchor"], _LABELS["first_draft_anchor"])
+
+
+def without_git_rows(text: str | bytes) -> str:
+    """A rendered report without the rows that say what git shows of its order: a copy outside the
+    repository renders "not anchored, no git history" there, and everything else byte for byte."""
+    text = text.decode("utf-8") if isinstance(text, bytes) else text
+    for label in GIT_ROW_LABELS:
+        text = re.sub(rf'<tr><th scope="row">{re.escape(label)}</th><td>.*?</td></tr>\n', "", text)
+        text = re.sub(rf"\n{re.escape(label)}: [^\n]*\n", "\n", text)
+    return text
+
+
+def run_git(root: Path, *args: str) -> str:
+    """`git ARGS` in `root` with a fixed identity and no user configuration: a test's own repository."""
+    completed = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True,
+                               env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+                                    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
+                                    "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(root), "PATH": os.environ.get("PATH", "")})
+    return completed.stdout.strip()
+
+
+def git_commit(root: Path, message: str, *paths: str) -> str:
+    """Commit `paths` in the test repository at `root`; returns the commit id."""
+    run_git(root, "add", *paths)
+    run_git(root, "commit", "-q", "-m", message)
+    return run_git(root, "rev-parse", "HEAD")

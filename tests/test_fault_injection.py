@@ -183,6 +183,8 @@ def _copy(root: Path, target: Path) -> Path:
 def test_a_sandbox_build_killed_at_any_rename_is_refused_or_complete_and_a_rebuild_repairs(tmp_path, monkeypatch):
     source = tmp_path / "l03"
     shutil.copytree(REPOSITORY / "examples" / "l03", source)
+    # A complete build of the copy is the reference (outside git its reports say "no git history").
+    assert build_project(load_project(source), log=lambda _: None).ok
     reference = _tree(source / "outputs")
     renames = _count_renames(monkeypatch, lambda: build_project(load_project(_copy(source, tmp_path / "count")),
                                                                 log=lambda _: None))

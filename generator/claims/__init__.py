@@ -6,6 +6,9 @@ the reader sees it), `design` (quotes in frozen design documents), `measured` (v
 files), `rederive` (every recorded figure recomputed from run files and judgements),
 `attribution` (a value shown only beside the row, query and query set it belongs to), `triggers`
 (budgets and reversal triggers, evaluated with three-valued logic), `checker` (one claim, the
-whole project), `freeze` (design freeze and first-draft history) and `report` (what a check
-found, as text, JSON and GitHub annotations).
+whole project), `freeze` (the design freeze log: what results existed at each freeze, what each
+amendment moved), `history` (the first-draft trace history), `anchoring` (what git proves of the
+order of design, first draft and results), `repeats` (a sentence said twice counts
+once) and `report` (what a check found, as text, JSON and
+GitHub annotations).
 """

@@ -19,7 +19,7 @@ A claim **traces** when it has at least one source and all of these hold:
 * no link or image leaves the report (generator.claims.visible).
 
 `check_project` also checks the design freeze and the tamper-evident first-draft history
-(generator.claims.freeze). It writes nothing but that history file, and only when asked.
+(generator.claims.history). It writes nothing but that history file, and only when asked.
 What the report holds and how it is printed: generator.claims.report.
 """
 
@@ -36,38 +36,63 @@ from generator.claims.attribution import (ShownValue, attribution_reasons, menti
                                           query_of, query_spans, rows_of)
 from generator.claims.design import DesignLibrary, check_design_source, reduce_markdown
 from generator.claims.formats import place
-from generator.claims.freeze import append_history, first_draft_score, freeze_problems, history_entry, read_history
+from generator.claims.anchoring import project_anchoring
+from generator.claims.freeze import freeze_problems, read_freeze_log, rule_changes
+from generator.claims.history import append_history, first_draft_score, history_entry, read_history
 from generator.claims.ledger import (KINDS, OUTPUTS, Claim, DecisionSource, DesignSource, Ledger, MeasuredSource,
                                      literal_text, load_ledger)
 from generator.claims.measured import ResultsFiles, evaluate_predicate, resolve_measured_source, short
 from generator.claims.predicates import can_fail
 from generator.claims.evidence import Evidence
+from generator.claims.repeats import find_repeats
+from generator.core.options import SKIP_RERANK_REASON
 from generator.claims.report import CheckReport, ClaimResult
-from generator.claims.triggers import DecisionRow, DesignRules, evaluate_trigger, read_design_rules
+from generator.claims.triggers import UNDECIDED, DecisionRow, DesignRules, evaluate_trigger, read_design_rules
 from generator.claims.visible import (PLACED_CLOSE, PLACED_OPEN, UNFILLED_PLACEHOLDER, remote_references, render_visible,
                                       source_with_values)
 from generator.errors import InputError
 from generator.fileio import display_path, sha256_file
 from generator.numerals import find_numerals, inside_quoted_span
 from generator.project import Project
-from generator.wording import COMPARATIVE, QUALITY, VERDICT, data_text_problem
+from generator.verdicts import Verdict, normalise, phrase_spans, unlicensed, whether_spans
+from generator.wording import COMPARATIVE, QUALITY, data_text_problem
 from generator.results import Step, cost_block, path_text
 
 # Top-level counts that say what was measured rather than how well.
 COUNTS = ("queries", "query_set", "documents", "candidate_depth", "topics")
 
 
+def _skip_rerank_reason(project: Project) -> str | None:
+    """The reason readout.yaml gives for not running the rerank row, when it asks for that."""
+    block = project.evaluate if isinstance(project.evaluate, dict) else {}
+    if block.get("skip_rerank") is not True:
+        return None
+    reason = block.get("skip_rerank_reason")
+    return reason if isinstance(reason, str) else SKIP_RERANK_REASON
+
+
 class _Context:
     """What every claim of one check shares: the design documents, the results files read and the
     decisions their triggers compute."""
 
-    def __init__(self, project: Project, ledger_display: str):
+    def __init__(self, project: Project, ledger_display: str, languages: tuple[str, ...] = ()):
+        self.languages = languages
         self.design = DesignLibrary(project.design_dir)
-        self.results = ResultsFiles(project.outputs_dir)
+        self.results = ResultsFiles(project.outputs_dir, project.root, _skip_rerank_reason(project))
         self.outputs_dir = project.outputs_dir
         self.design_dir = project.design_dir
         self.ledger_display = ledger_display
         self._decisions: list[DecisionRow] | None = None
+
+    @property
+    def outcomes(self) -> re.Pattern | None:
+        """Every decision's outcome words, one pattern (None without decisions)."""
+        if not hasattr(self, "_outcomes"):
+            phrases = sorted({normalise(phrase) for row in self.decisions
+                              for phrase in (row.trigger.fires, row.trigger.otherwise)}, key=len, reverse=True)
+            self._outcomes = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, phrases)) + r")(?![\w])",
+                                        re.IGNORECASE) if phrases else None
+        return self._outcomes
 
     @property
     def decisions(self) -> list[DecisionRow]:
@@ -311,10 +336,37 @@ def _decision_reasons(claim: Claim, context: _Context, plain: str, found: _Gathe
         problem = _outcome_problem(said, row)
         if problem:
             reasons.append(f"decision {source.trigger} {row.state}: {problem}")
-    if not claim.decision_sources and (match := VERDICT.search(_unquoted(plain, found.quotes))):
-        reasons.append(f"the claim gives a verdict ({match.group(0)!r}) that no decision record computes: cite the "
-                       "trigger (decision: {trigger: D5, state: ...}) so the verdict follows from the results")
+    reasons.extend(_verdict_reasons(claim, context, normalise(_unquoted(plain, found.quotes))))
     return reasons
+
+
+def _verdict_reasons(claim: Claim, context: _Context, said: str) -> list[str]:
+    """Every verdict the sentence gives must be the computed outcome of a decision it cites (or,
+    for an undecided one, the question "whether to ..." it leaves open); any other is untraceable."""
+    licensed: list[tuple[int, int]] = []
+    cited = []
+    for source in claim.decision_sources:
+        row = context.decision(source.trigger)
+        if row is None or row.state != source.state:
+            continue
+        cited.append(row)
+        licensed += phrase_spans(said, row.outcome)
+        if row.state == UNDECIDED:
+            licensed += whether_spans(said, [row.trigger.fires, row.trigger.otherwise])
+    extra = unlicensed(said, licensed, context.languages)
+    # Every decision's own outcome words are a verdict too ("keep the hybrid candidates" is D2's).
+    if context.outcomes is not None:
+        extra += [Verdict(match.start(), match.end(), match.group(0)) for match in context.outcomes.finditer(said)
+                  if not any(a <= match.start() and match.end() <= b for a, b in licensed)]
+    extra.sort(key=lambda verdict: verdict.start)
+    if not extra:
+        return []
+    if not claim.decision_sources:
+        return [f"the claim gives a verdict ({extra[0].text!r}) that no decision record computes: cite the trigger "
+                "(decision: {trigger: D5, state: ...}) so the verdict follows from the results"]
+    computed = "; ".join(f"{row.trigger.decision}: {row.outcome!r}" for row in cited) or "nothing it can cite"
+    return [f"the claim also gives the verdict {extra[0].text!r}, which no cited decision computes ({computed}): a "
+            "cited decision licenses its own outcome, word for word, and no other verdict"]
 
 
 _NEGATION = re.compile(r"\b(not|never|no|cannot|nor|without|n't|against)\b|n't\b", re.IGNORECASE)
@@ -329,6 +381,9 @@ def _outcome_problem(said: str, row: DecisionRow) -> str | None:
     outcome = " ".join(row.outcome.lower().split())
     found = []
     taken = [False] * len(said)
+    if row.state == UNDECIDED:   # "whether to ship the reranker" names the open question, not an answer
+        for start, end in whether_spans(said, [row.trigger.fires, row.trigger.otherwise]):
+            taken[start:end] = [True] * (end - start)
     for phrase in phrases:
         for match in re.finditer(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", said):
             if not any(taken[match.start():match.end()]):
@@ -513,7 +568,7 @@ def check_ledger(ledger: Ledger, project: Project) -> tuple[list[ClaimResult], d
     and every decision record's trigger, evaluated."""
     ledger_display = display_path(ledger.path)
     _check_placement(ledger, project, ledger_display)
-    context = _Context(project, ledger_display)
+    context = _Context(project, ledger_display, ledger.languages)
     checked = [check_claim(claim, context) for claim in ledger.claims]
     decisions = context.decisions
     return checked, context.results.sha256(), decisions
@@ -523,26 +578,35 @@ def check_project(project: Project, *, record_history: bool = False, now: dateti
     """Check the project's ledger, design freeze and first-draft history. Writes nothing unless
     `record_history` is set, and then only a new history line for a ledger never checked before."""
     ledger = load_ledger(project.ledger_path)
+    repeats = find_repeats((claim.id, claim.output, claim.text) for claim in ledger.claims)
     checked, inputs, decisions = check_ledger(ledger, project)
-    problems, current = freeze_problems(project)
-    untraceable = sum(result.counts_untraceable for result in checked)
-    struck = sum(result.claim.struck for result in checked)
+    for result in checked:
+        result.repeats = repeats.get(result.claim.id)
+    counted = [result for result in checked if result.repeats is None]
+    log = read_freeze_log(project)
+    problems, current = freeze_problems(project, log)
+    untraceable = sum(result.counts_untraceable for result in counted)
+    struck = sum(result.claim.struck for result in counted)
     history = read_history(project)
     recorded = False
     if record_history and not history.problems and not any(
             entry["ledger_sha256"] == ledger.sha256 for entry in history.entries):
         entry = history_entry(history, now or datetime.now(timezone.utc), ledger.sha256, untraceable, struck,
-                              len(checked))
+                              len(counted))
         append_history(project, entry)
         history.entries.append(entry)
         recorded = True
+    anchoring = project_anchoring(project, log, history.entries[0]["ledger_sha256"] if history.entries else None)
+    problems.extend(anchoring.problems)
+    for row in decisions:
+        row.changes = rule_changes(log, row.trigger.decision)
+        row.anchor = anchoring.entry(row.changes[-1].entry.number) if row.changes else None
     return CheckReport(
-        results=checked, untraceable=untraceable, total=len(checked), struck=struck,
-        by_output=_score(checked, lambda claim: claim.output, OUTPUTS),
-        by_kind=_score(checked, lambda claim: claim.kind, KINDS),
+        results=checked, untraceable=untraceable, total=len(counted), struck=struck,
+        by_output=_score(counted, lambda claim: claim.output, OUTPUTS),
+        by_kind=_score(counted, lambda claim: claim.kind, KINDS),
         first_draft=first_draft_score(history), freeze_ok=not problems,
         freeze_problems=problems, history_problems=history.problems, ledger_sha256=ledger.sha256,
         design_freeze_sha256=sha256_file(project.freeze_path) if project.freeze_path.exists() else None,
         inputs_sha256=inputs, ledger_path=ledger.path, history_recorded=recorded, freeze_documents=current,
-        decisions=decisions)
-
+        decisions=decisions, anchoring=anchoring, freeze_entries=list(log.entries) if log is not None else [])

@@ -28,6 +28,7 @@ version (0.81, v6.0.0).
 from __future__ import annotations
 
 import bisect
+import functools
 import difflib
 import re
 from dataclasses import dataclass
@@ -291,16 +292,16 @@ class DesignDocument:
             self._heading_at.setdefault(unit.start, unit.heading)
         self._leaves = [unit for unit in builder.units if unit.kind != "item"]
 
+    def prose_units(self) -> list[tuple[str, int]]:
+        """(text, line) of every sentence, table cell and heading: the prose a reader reads."""
+        return [(self.text[unit.start:unit.end], unit.line) for unit in self._leaves]
+
     # ------------------------------------------------------------------ matching
 
     @staticmethod
     def needles(quote: str) -> list[str]:
         """The quote as a reader sees it: its Markdown reduced, and as written (whitespace collapsed)."""
-        if len(quote) > MAX_QUOTE_CHARS:
-            return []
-        reduced = reduce_markdown(quote)
-        written = " ".join(quote.split())
-        return [needle for needle in dict.fromkeys((reduced, written)) if needle]
+        return list(_needles(quote))
 
     def _occurrences(self, needle: str):
         index = self.text.find(needle)
@@ -399,6 +400,16 @@ def _shorten(passage: str) -> str:
     if len(passage) > CLOSEST_MAX_CHARS:
         return passage[:CLOSEST_MAX_CHARS - 3] + "..."
     return passage
+
+
+@functools.lru_cache(maxsize=4096)
+def _needles(quote: str) -> tuple[str, ...]:
+    # Many claims quote the same unit: its Markdown is reduced once per check process.
+    if len(quote) > MAX_QUOTE_CHARS:
+        return ()
+    reduced = reduce_markdown(quote)
+    written = " ".join(quote.split())
+    return tuple(needle for needle in dict.fromkeys((reduced, written)) if needle)
 
 
 def inside(path: Path, directory: Path) -> bool:

@@ -58,6 +58,7 @@ from typing import Union
 
 from generator.claims.formats import spec_problem
 from generator.claims.predicates import CONSTANT_NAMES, FUNCTIONS, Predicate, PredicateSyntaxError, compile_predicate
+from generator.verdicts import supported_languages
 from generator.wording import label_problem
 from generator.safe_yaml import Node, parse_yaml
 from generator.errors import InputError
@@ -71,7 +72,7 @@ KINDS = ("factual", "causal", "evaluative", "performance", "recommendation")
 STATUSES = ("active", "struck")
 STRIKE_DISPLAYS = ("withdrawn", "strike", "omit")
 
-TOP_FIELDS = ("version", "claims")
+TOP_FIELDS = ("version", "languages", "claims")
 CLAIM_FIELDS = ("id", "output", "section", "kind", "text", "status", "strike_reason", "strike_display",
                 "sources")
 REQUIRED_CLAIM_FIELDS = ("id", "output", "section", "kind", "text")
@@ -180,6 +181,8 @@ class Ledger:
     sha256: str
     claims: tuple[Claim, ...]
     version: str = LEDGER_VERSION
+    # The languages its claims are written in besides English: verdicts are recognised in each.
+    languages: tuple[str, ...] = ()
 
     def by_id(self) -> dict[str, Claim]:
         return {claim.id: claim for claim in self.claims}
@@ -508,6 +511,7 @@ def parse_ledger(data: bytes, path: Path | str, display: str | None = None) -> L
     if version != LEDGER_VERSION:
         raise InputError(f"unsupported ledger version {excerpt(version)}; this readout reads version {LEDGER_VERSION}",
                          path=display, line=top["version"][0], field="version")
+    languages = _languages(top.get("languages"), display)
     claims: list[Claim] = []
     if "claims" in top and top["claims"][1].value is not None:
         claims_line, claims_node = top["claims"]
@@ -517,7 +521,26 @@ def parse_ledger(data: bytes, path: Path | str, display: str | None = None) -> L
             raise InputError(f"more than {MAX_CLAIMS} claims", path=display, line=claims_line, field="claims")
         seen: dict[str, int] = {}
         claims = [_claim(node, display, seen) for node in claims_node.value]
-    return Ledger(path=Path(path), sha256=sha256_bytes(data), claims=tuple(claims), version=version)
+    return Ledger(path=Path(path), sha256=sha256_bytes(data), claims=tuple(claims), version=version,
+                  languages=languages)
+
+
+def _languages(entry: tuple[int, Node] | None, display: str) -> tuple[str, ...]:
+    """`languages: [de, fr]`: each one a language generator.verdicts has a lexicon for."""
+    if entry is None or entry[1].value is None:
+        return ()
+    line, node = entry
+    if not isinstance(node.value, list):
+        raise InputError("languages is a list of language codes, e.g. [de]", path=display, line=line,
+                         field="languages")
+    codes = []
+    for item in node.value:
+        code = item.value if isinstance(item.value, str) else None
+        if code not in supported_languages():
+            raise InputError(f"no verdict lexicon for language {excerpt(str(code), 20)}; the languages are "
+                             f"{', '.join(supported_languages())}", path=display, line=item.line, field="languages")
+        codes.append(code)
+    return tuple(dict.fromkeys(codes))
 
 
 def load_ledger(path: Path | str) -> Ledger:

@@ -19,17 +19,20 @@ from generator.claims.predicates import PredicateEvaluationError
 from generator.claims.evidence import Evidence
 from generator.errors import InputError
 from generator.fileio import display_path, reading
-from generator.claims.rederive import SIDE_FILES, side_file_problem, verify_results
+from generator.claims.rederive import SIDE_FILES, project_problem, side_file_problem, verify_results
 from generator.results import RESULTS_NAME, Results, read_results, resolve, seal_problem
 
 
 class ResultsFiles:
     """The results files of one check, each read and verified once (generator.claims.rederive)."""
 
-    def __init__(self, outputs_dir: Path):
+    def __init__(self, outputs_dir: Path, project_root: Path | None = None, skip_rerank_reason: str | None = None):
         self.outputs_dir = outputs_dir
+        self.project_root = project_root
+        self.skip_rerank_reason = skip_rerank_reason
         self.read: dict[str, Results] = {}
         self.problems: dict[str, str | None] = {}
+        self.inside: dict[str, bool] = {}      # whether each cited name stays in outputs/ (resolved once)
 
     def _load(self, name: str, missing: str) -> Results:
         if name not in self.read:
@@ -40,8 +43,9 @@ class ResultsFiles:
 
     def get(self, name: str, claim: Claim, line: int, ledger_display: str) -> tuple[Results, str | None]:
         """The file and, when it cannot be cited, why not (unsealed, changed, or not re-derivable)."""
-        path = self.outputs_dir / name
-        if not inside(path, self.outputs_dir):
+        if name not in self.inside:
+            self.inside[name] = inside(self.outputs_dir / name, self.outputs_dir)
+        if not self.inside[name]:
             raise InputError(f"claim {claim.id}: results file {name!r} resolves outside outputs/",
                              path=ledger_display, line=line, field="file")
         results = self._load(name, f"results file not found (cited by claim {claim.id} at {ledger_display}:{line}); "
@@ -67,7 +71,10 @@ class ResultsFiles:
         problem = seal_problem(results.data)
         if problem is None:
             with reading(results.path):
-                return verify_results(results, self.outputs_dir, self._other)
+                problem = verify_results(results, self.outputs_dir, self._other)
+            if problem is None and self.project_root is not None:
+                problem = project_problem(results, self.project_root, self.skip_rerank_reason)
+            return problem
         if results.name not in SIDE_FILES:
             return problem
         primary = None

@@ -186,6 +186,42 @@ def _check_paired(where: str, stats: Mapping[str, Any], differences: list[float]
             _expect(f"{where}.{name}", stats[name], derived)
 
 
+def _uncertainty_method(manifest: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The recorded parameters every interval and p-value was drawn with, or None when the file
+    records none (a sandbox run has no comparisons)."""
+    method = manifest.get("uncertainty")
+    if method is None:
+        return None
+    try:
+        interval, p_value = method["interval"], method["p_value"]
+        parameters = {"seed": interval["seed"], "resamples": interval["resamples"],
+                      "confidence": interval["confidence"],
+                      "exact_max_queries": p_value["exact_when_nonzero_differences_at_most"],
+                      "permutation_resamples": p_value["monte_carlo_resamples"]}
+    except (KeyError, TypeError):
+        raise Mismatch("manifest.uncertainty does not record the seed, resamples, confidence and sign-flip "
+                       "limits its intervals were drawn with") from None
+    if not all(isinstance(value, (int, float)) and not isinstance(value, bool) for value in parameters.values()):
+        raise Mismatch("manifest.uncertainty records a parameter that is not a number")
+    return parameters
+
+
+def recompute_comparison(row_scores: list[float], base_scores: list[float], name: str, metric: str,
+                         method: Mapping[str, Any]) -> dict[str, Any]:
+    """One comparison drawn again, bit for bit: the same per-query values, the same seed for this
+    comparison and metric, the same resamples (generator.core.comparisons, with NumPy and SciPy,
+    imported only when a results file holds comparisons)."""
+    from generator.core.comparisons import compare, seed_for
+
+    try:
+        return compare(row_scores, base_scores, seed=seed_for(int(method["seed"]), name, metric),
+                       resamples=int(method["resamples"]), confidence=float(method["confidence"]),
+                       exact_max_queries=int(method["exact_max_queries"]),
+                       permutation_resamples=int(method["permutation_resamples"]))
+    except ValueError as error:
+        raise Mismatch(f"comparisons.{name}.metrics.{metric} cannot be drawn again: {error}") from None
+
+
 class _Derivation:
     def __init__(self, results: Results, outputs_dir: Path, read_other: Callable[[str], Results] | None):
         self.name = results.name
@@ -339,6 +375,7 @@ class _Derivation:
         if not isinstance(block, dict):
             raise Mismatch("comparisons is not an object")
         per_query = self.data[key]
+        method = _uncertainty_method(self.manifest)
         for name, entry in sorted(block.items()):
             where = f"comparisons.{name}"
             row, baseline = _field(entry, "row", where), _field(entry, "baseline", where)
@@ -358,6 +395,12 @@ class _Derivation:
                 except (KeyError, TypeError):
                     raise Mismatch(f"{where}.metrics.{metric} names a metric the rows were not scored on") from None
                 _check_paired(f"{where}.metrics.{metric}", stats, differences)
+                if method is not None:
+                    scores = ([per_query[row][q][metric] for q in query_ids],
+                              [per_query[baseline][q][metric] for q in query_ids])
+                    drawn = recompute_comparison(*scores, name, metric, method)
+                    for field in sorted(set(drawn) | set(stats)):
+                        _expect(f"{where}.metrics.{metric}.{field}", stats.get(field), drawn.get(field))
             # Each row keeps its comparison with the baseline where earlier ledgers read it: the same figures.
             if baseline == self.baseline:
                 row_entry = next((item for item in self.data.get("table", []) if isinstance(item, dict)
@@ -500,3 +543,28 @@ class _Derivation:
         unsealed = {k: v for k, v in self.data.items() if not k.startswith("comparison_300")}
         for key, derived in sample_comparisons(sample.data, unsealed).items():
             _expect(key, self.data.get(key), derived)
+
+
+def project_problem(results: Results, project_root: Path, skip_rerank_reason: str | None) -> str | None:
+    """What a results file records that its project can still say: the corpus size, counted in
+    the dataset when the manifest's corpus file is there with the recorded sha256, and the reason
+    a rerank row was skipped, which readout.yaml gives. None when both agree (or cannot be read)."""
+    data = results.data
+    manifest = data.get("manifest") if isinstance(data.get("manifest"), dict) else {}
+    folder = manifest.get("data_directory")
+    recorded = (manifest.get("inputs") or {}).get("corpus.jsonl") if isinstance(manifest.get("inputs"), dict) else None
+    if isinstance(folder, str) and isinstance(recorded, dict) and isinstance(data.get("documents"), int):
+        corpus = (project_root / folder / "corpus.jsonl")
+        if corpus.is_file() and sha256_file(corpus) == recorded.get("sha256"):
+            with corpus.open("rb") as handle:
+                counted = sum(1 for line in handle if line.strip())
+            if counted != data["documents"]:
+                return f"documents says {data['documents']:,}, but the dataset's corpus.jsonl holds {counted:,} documents"
+    if skip_rerank_reason is not None:
+        roles = row_roles(data)
+        row = next((entry for entry in data.get("table", []) or [] if isinstance(entry, dict)
+                    and entry.get("search") == roles.rerank), None)
+        if row is not None and row.get("measured") is False and row.get("not_measured_reason") != skip_rerank_reason:
+            return (f"table[search={roles.rerank}].not_measured_reason is not the reason readout.yaml gives "
+                    f"(evaluate.skip_rerank_reason: {skip_rerank_reason[:60]!r})")
+    return None

@@ -3,7 +3,7 @@ GitHub workflow commands for CI annotations.
 
 Scores are `U/T`: T counts every claim in the ledger, struck or not; the current score's U counts
 active claims that do not trace (struck claims stay in T but not in U). The first-draft score is
-the first entry of the trace history (`generator.claims.freeze`).
+the first entry of the trace history (`generator.claims.history`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.claims.anchoring import Anchoring
 from generator.claims.evidence import Evidence
+from generator.claims.freeze import FreezeEntry
 from generator.claims.ledger import Claim
 from generator.claims.triggers import DecisionRow
 from generator.fileio import display_path
@@ -26,9 +28,17 @@ class ClaimResult:
     rendered_text: str
     evidence: list[Evidence] = field(default_factory=list)
 
+    # The claim of the same output it repeats word for word (generator.claims.repeats): counted once.
+    repeats: str | None = None
+
     @property
     def counts_untraceable(self) -> bool:
-        """Counts in the current score's U: active and not traceable."""
+        """Counts in the current score's U: active, not traceable, and not a repeat."""
+        return not self.traceable and not self.claim.struck and self.repeats is None
+
+    @property
+    def fails(self) -> bool:
+        """Fails the check: active and not traceable (a repeat too: a reader sees it)."""
         return not self.traceable and not self.claim.struck
 
 
@@ -52,10 +62,14 @@ class CheckReport:
     history_problems: list[str] = field(default_factory=list)
     # Every decision record's reversal trigger, evaluated on the results (generator.claims.triggers).
     decisions: list[DecisionRow] = field(default_factory=list)
+    # What git shows of the order of design, first draft and results (generator.claims.anchoring),
+    # and every design freeze, oldest first (generator.claims.freeze).
+    anchoring: Anchoring = field(default_factory=lambda: Anchoring(git=False))
+    freeze_entries: list[FreezeEntry] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return self.untraceable == 0 and self.freeze_ok and not self.history_problems
+        return not self.failing() and self.freeze_ok and not self.history_problems
 
     def result(self, claim_id: str) -> ClaimResult:
         for result in self.results:
@@ -65,7 +79,11 @@ class CheckReport:
 
     def failing(self) -> list[ClaimResult]:
         """The active claims that do not trace, in ledger order (what every format reports)."""
-        return [result for result in self.results if result.counts_untraceable]
+        return [result for result in self.results if result.fails]
+
+    def repeated(self) -> list[ClaimResult]:
+        """The claims that repeat an earlier claim of their output, counted once."""
+        return [result for result in self.results if result.repeats is not None]
 
 
 def claim_location(ledger_display: str, claim: Claim) -> str:
@@ -84,7 +102,8 @@ def failure_lines(report: CheckReport) -> list[str]:
 
 
 def decision_lines(report: CheckReport) -> list[str]:
-    """One line per decision record's trigger: what it computed and the values it read."""
+    """One line per decision record's trigger: what it computed and the values it read; then one
+    per decision whose rule was set or moved after results existed (post hoc)."""
     lines = []
     for row in report.decisions:
         read = ", ".join(f"{name} = {_value_text(entry)}" for name, entry in sorted(row.read.items()))
@@ -92,9 +111,48 @@ def decision_lines(report: CheckReport) -> list[str]:
         outcome = f": {row.outcome}" if row.outcome != row.state else ""
         lines.append(f"Decision {row.trigger.decision}: trigger {row.state}{outcome} "
                      f"(when {row.trigger.predicate.source}; {read})")
+    for row in report.decisions:
+        for change in row.post_hoc:
+            acknowledged = "acknowledged" if change.decision_acknowledged else "NOT acknowledged"
+            lines.append(f"Decision {row.trigger.decision} is post hoc: {rule_change_text(change)}; {acknowledged}, "
+                         f"reason: {change.entry.reason or 'none given'}")
     return lines
 
 
+def rule_change_text(change: Any) -> str:
+    """`its trigger and budget changed after the results existed (freeze 2, 2026-11-30T13:50:41Z)`."""
+    parts = change.parts
+    what = ("its rule was written" if parts == ["added"] else
+            "its rule was removed" if parts == ["removed"] else
+            "its " + " and ".join({"trigger": "trigger", "outcome": "outcome words",
+                                   "budget": "budget"}[part] for part in parts) + " changed")
+    when = "after the results existed" if change.entry.results_existed else "before any results"
+    return f"{what} {when} (freeze {change.entry.number}, {change.entry.frozen_at})"
+
+
+def order_lines(report: CheckReport) -> list[str]:
+    """What the design freeze and git show of the order: every amendment made after results
+    existed, and whether the design and the first draft are anchored before the results."""
+    lines = []
+    for entry in report.freeze_entries:
+        if entry.results_existed and entry.data["changes"] and entry.number > 1:
+            documents = ", ".join(sorted(entry.data["changes"]))
+            lines.append(f"Design amended after results: freeze {entry.number} ({entry.frozen_at}) changed "
+                         f"{documents}; reason: {entry.reason or 'none given'}")
+    anchoring = report.anchoring
+    if not report.freeze_entries:
+        design = "design not frozen"
+    else:
+        first = report.freeze_entries[0]
+        design = "design first frozen " + ("after results existed" if first.results_existed else "before any results")
+    if not anchoring.git:
+        lines.append(f"Order: {design} (by the freeze's own record); not anchored (no git history).")
+    elif report.freeze_entries:
+        lines.append(f"Order: {design}, {anchoring.entry(report.freeze_entries[0].number).describe()}; "
+                     f"first draft {anchoring.first_draft.describe()}.")
+    else:
+        lines.append(f"Order: {design}; first draft {anchoring.first_draft.describe()}.")
+    return lines
 def _value_text(entry: dict[str, Any]) -> str:
     if not entry.get("measured"):
         return "not measured"
@@ -110,8 +168,10 @@ def summary_lines(report: CheckReport) -> list[str]:
     lines.append("By output: " + ", ".join(f"{name} {u}/{t}" for name, (u, t) in report.by_output.items())
                  + "; by kind: " + ", ".join(f"{name} {u}/{t}" for name, (u, t) in report.by_kind.items()) + ".")
     failures = []
-    if report.untraceable:
-        failures.append(f"{report.untraceable} of {report.total} claims")
+    failing = len(report.failing())
+    if failing:
+        failures.append(f"{report.untraceable} of {report.total} claims"
+                        + (f" (and {failing - report.untraceable} repeated)" if failing > report.untraceable else ""))
     if not report.freeze_ok:
         failures.append(f"design freeze broken ({len(report.freeze_problems)} "
                         f"problem{'s' if len(report.freeze_problems) != 1 else ''})")
@@ -134,9 +194,13 @@ def format_text(report: CheckReport) -> str:
     for result in report.failing():
         for reason in result.reasons:
             lines.append(f"{claim_location(ledger_display, result.claim)}: {reason}")
+    for result in report.repeated():
+        lines.append(f"{claim_location(ledger_display, result.claim)}: repeats claim {result.repeats} of the same "
+                     "output word for word: counted once in the trace score")
     lines.extend(report.freeze_problems)
     lines.extend(report.history_problems)
     lines.extend(decision_lines(report))
+    lines.extend(order_lines(report))
     lines.extend(summary_lines(report))
     return "\n".join(lines) + "\n"
 
@@ -175,7 +239,7 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
             "id": claim.id, "line": claim.line, "output": claim.output, "section": claim.section,
             "kind": claim.kind, "status": claim.status, "traceable": result.traceable,
             "reasons": result.reasons, "text": claim.text, "rendered_text": result.rendered_text,
-            "evidence": [_evidence_dict(item) for item in result.evidence]}
+            "evidence": [_evidence_dict(item) for item in result.evidence], "repeats": result.repeats}
         if claim.struck:
             item["strike_reason"] = claim.strike_reason
             item["strike_display"] = claim.strike_display
@@ -191,7 +255,16 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
                    "sha256": report.design_freeze_sha256},
         "history": {"ok": not report.history_problems, "problems": report.history_problems},
         "inputs_sha256": report.inputs_sha256, "history_recorded": report.history_recorded,
-        "decisions": [row.as_dict() for row in report.decisions], "claims": claims}
+        "decisions": [row.as_dict() for row in report.decisions],
+        "order": {"git": report.anchoring.git,
+                  "results_first_committed": report.anchoring.results_commit,
+                  "first_draft": report.anchoring.first_draft.describe(),
+                  "freezes": [{"freeze": entry.number, "frozen_at": entry.frozen_at,
+                               "results": entry.data["results"], "changed": sorted(entry.data["changes"]),
+                               "amended": entry.amended, "post_hoc": entry.post_hoc, "reason": entry.reason,
+                               "anchor": report.anchoring.entry(entry.number).describe()}
+                              for entry in report.freeze_entries]},
+        "claims": claims}
 
 
 def _evidence_dict(evidence: Evidence) -> dict[str, Any]:

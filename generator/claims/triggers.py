@@ -40,11 +40,12 @@ from typing import Any, Callable
 
 from markdown_it import MarkdownIt
 
-from generator.claims.design import design_files
+from generator.claims.design import DesignDocument, design_files
 from generator.claims.predicates import (UNKNOWN, Predicate, PredicateEvaluationError, PredicateSyntaxError,
                                          compile_predicate, evaluate_three_valued)
 from generator.errors import InputError
 from generator.fileio import display_path, reading
+from generator.numerals import find_numerals, numeral_value
 from generator.results import RESULTS_NAME, PathSyntaxError, Results, cost_block, parse_path, path_text, resolve
 from generator.safe_yaml import load_config_with_lines
 from generator.wording import label_problem
@@ -91,16 +92,31 @@ class DecisionRow:
     state: str
     read: dict[str, dict[str, Any]] = field(default_factory=dict)   # name -> {path, value, measured, reason}
     reason: str | None = None    # why it cannot be decided
+    # What the design freeze says of the rule (generator.claims.freeze.RuleChange, oldest first) and
+    # what git shows of the entry that last set it (generator.claims.anchoring.Anchor).
+    changes: list[Any] = field(default_factory=list)
+    anchor: Any = None
 
     @property
     def outcome(self) -> str:
         return self.trigger.outcome(self.state)
 
+    @property
+    def post_hoc(self) -> list[Any]:
+        """The freezes that set or moved this rule after results existed: its verdict is post hoc."""
+        return [change for change in self.changes if change.post_hoc]
+
+    @property
+    def acknowledged(self) -> bool:
+        return all(change.decision_acknowledged for change in self.post_hoc)
+
     def as_dict(self) -> dict[str, Any]:
         return {"decision": self.trigger.decision, "title": self.trigger.title,
                 "trigger": self.trigger.predicate.source, "state": self.state, "outcome": self.outcome,
                 "file": self.trigger.file, "document": self.trigger.document, "line": self.trigger.line,
-                "values": self.read, "reason": self.reason}
+                "values": self.read, "reason": self.reason, "post_hoc": bool(self.post_hoc),
+                "acknowledged": self.acknowledged, "changes": [change.as_dict() for change in self.changes],
+                "anchor": self.anchor.describe() if self.anchor is not None else None}
 
 
 @dataclass
@@ -152,7 +168,60 @@ def read_design_rules(design_dir: Path) -> DesignRules:
                              path=display_path(design_dir / trigger.document), line=trigger.line, field="decision")
         seen[trigger.decision] = trigger
     rules.triggers.sort(key=lambda trigger: _natural(trigger.decision))
+    _hold_prose_to_budgets(design_dir, rules)
     return rules
+
+
+# A budget named `..._milliseconds` is stated in milliseconds; prose may say it in any of these.
+_UNIT_SCALE = {"milliseconds": {"ms": 1.0, "millisecond": 1.0, "milliseconds": 1.0, "msec": 1.0,
+                                "s": 1000.0, "sec": 1000.0, "second": 1000.0, "seconds": 1000.0,
+                                "minute": 60000.0, "minutes": 60000.0},
+               "seconds": {"ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001, "s": 1.0, "sec": 1.0,
+                           "second": 1.0, "seconds": 1.0, "minute": 60.0, "minutes": 60.0}}
+
+
+def _budget_subject(name: str) -> tuple[list[str], dict[str, float] | None]:
+    """The words a sentence about budget `name` names (every part of the name but its unit) and the
+    units it may be stated in (None: any number in such a sentence states it)."""
+    parts = [part for part in name.lower().split("_") if part]
+    scale = _UNIT_SCALE.get(parts[-1]) if parts else None
+    if scale is not None:
+        parts = parts[:-1]
+    else:
+        scale = {parts[-1]: 1.0, parts[-1].rstrip("s"): 1.0} if parts else None
+    return parts, scale
+
+
+def _hold_prose_to_budgets(design_dir: Path, rules: DesignRules) -> None:
+    """One budget, one number: a design sentence that names everything a budget's name says (its
+    unit apart) and gives a number in that unit must give the budget's own value; otherwise the
+    prose and the block disagree, and the design is refused (the trigger reads the block)."""
+    if not rules.budgets:
+        return
+    for name, path in sorted(design_files(design_dir).items()):
+        if path.suffix.lower() not in (".md", ".markdown"):
+            continue
+        document = DesignDocument(name, path)
+        for text, line in document.prose_units():
+            for budget in rules.budgets.values():
+                _check_budget_sentence(budget, text, line, display_path(path))
+
+
+def _check_budget_sentence(budget: Budget, text: str, line: int, shown: str) -> None:
+    subject, scale = _budget_subject(budget.name)
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    if not subject or not all(any(word.startswith(part) for word in words) for part in subject):
+        return
+    for numeral in find_numerals(text):
+        value = numeral_value(numeral)
+        unit = re.match(r"[\s-]*([A-Za-z]+)\b", text[numeral.end:])
+        if value is None or unit is None or scale is None or unit.group(1).lower() not in scale:
+            continue
+        stated = value * scale[unit.group(1).lower()]
+        if not math.isclose(stated, budget.value, rel_tol=1e-9, abs_tol=1e-12):
+            raise InputError(f"the prose states {numeral.token} {unit.group(1)} for budget {budget.name}, but its "
+                             f"budget block ({budget.document}:{budget.line}) says {budget.value:g}: one budget, one "
+                             "number (change both, or neither)", path=shown, line=line)
 
 
 def _natural(text: str) -> tuple:
@@ -202,7 +271,7 @@ def _read_trigger(content: str, line: int, heading: str | None, name: str, shown
         raise InputError(f"a trigger sits under its decision record's heading (## {decision}. ...); it is under "
                          f"{heading!r}"[:200], path=shown, line=line_of("decision"), field="decision")
     for key in ("fires", "otherwise"):
-        if not isinstance(data[key], str) or (problem := label_problem(data[key])):
+        if not isinstance(data[key], str) or (problem := label_problem(data[key], verdict=True)):
             raise InputError(f"the decision in a few plain words: it {problem or 'is not text'}", path=shown,
                              line=line_of(key), field=key)
     if data["fires"].strip().lower() == data["otherwise"].strip().lower():

@@ -32,7 +32,7 @@ from generator.render.doors import Door, HtmlDoor, MarkdownDoor
 from generator.render.labels import LABELS_NAME, Labels, load_labels
 from generator.render.orphans import Orphan, scan
 from generator.render.stamps import STAMP_NAME, Rendered, stale_outputs, stamp_text, template_hashes
-from generator.render.views import (SectionView, anchor, claim_views, claims_by_kind, decisions_view,
+from generator.render.views import (SectionView, anchor, claim_views, claims_by_kind, decisions_view, order_view,
                                     per_query_view, provenance_view, rerank_cost_view, table_view)
 from generator.results import RESULTS_NAME, Results, lookup, read_results
 
@@ -117,7 +117,9 @@ def _context(project: Project, report: CheckReport, spec: OutputSpec, shared: _S
         "trace": {"current": door.data(f"{report.untraceable}/{report.total}"),
                   "first_draft": door.data(f"{first_draft[0]}/{first_draft[1]}") if first_draft
                   else labels.not_recorded,
-                  "withdrawn": door.data(f"{report.struck}/{report.total}")},
+                  "withdrawn": door.data(f"{report.struck}/{report.total}"),
+                  "by_output": [(labels[f"trace_output_{name}"], door.data(f"{u}/{t}"))
+                                for name, (u, t) in report.by_output.items()]},
         "withdrawn": withdrawn,
         "per_query": per_query_view(results.data, door),
         "table": table_view(spec.table, results.data, door, labels) if spec.table else None,
@@ -126,6 +128,7 @@ def _context(project: Project, report: CheckReport, spec: OutputSpec, shared: _S
                                       shared.config_hash, door, labels),
         "claims_by_kind": claims_by_kind(report, door),
         "decisions": decisions_view(report, door, labels),
+        "order": order_view(report, door, labels),
         "rerank_cost": rerank_cost_view(results.data, door, labels, _budget(report)),
         "stamp_name": STAMP_NAME,
         "stamp": stamp_text(stamp),

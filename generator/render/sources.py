@@ -27,6 +27,13 @@ _WORDS = {
 # Values measured over a query sample (the count is said with them); counts and identities are not.
 _OVER_QUERIES = {"table", "comparisons", "ceiling", "diagnosis_summary", "rerank_cost", "comparison_300",
                  "comparison_300_by_row", "p95_rerank_milliseconds"}
+# What no file holds the evidence for: a time, a load, a clock. `check` holds such figures to each
+# other (p50 <= p95, one entry per query, totals that agree) but cannot recompute them, and the
+# reader is told so.
+RECORDED_ONLY = {"p95_milliseconds", "p50_milliseconds", "max_milliseconds", "mean_milliseconds", "pairs_per_second",
+                 "per_query_milliseconds", "per_query_cpu_seconds", "per_query_load_average",
+                 "cpu_seconds_per_wall_second", "p95_rerank_milliseconds", "rerank_milliseconds", "started_at",
+                 "finished_at", "dense_encode_seconds", "total_seconds"}
 # Keys that only group what follows: dropped from the sentence.
 _SILENT = {"table", "metrics", "rows", "manifest", "comparisons"}
 
@@ -91,7 +98,15 @@ def measured_sentence(evidence: Evidence, queries: Any) -> str:
     if (isinstance(queries, int) and not isinstance(queries, bool) and "on query" not in described
             and first in _OVER_QUERIES and not isinstance(evidence.value, (str, bool))):
         described += f" on {queries:,} queries"
-    return f"{described} = {short_value(evidence.value)}"
+    recorded = " (recorded, not re-derivable)" if _recorded_only(path) else ""
+    return f"{described} = {short_value(evidence.value)}{recorded}"
+
+
+def _recorded_only(path: str) -> bool:
+    try:
+        return any(step.kind == "key" and step.key in RECORDED_ONLY for step in parse_path(path))
+    except PathSyntaxError:
+        return False
 
 
 def design_quote(evidence: Evidence) -> str:

@@ -74,7 +74,8 @@ def why_stale(old: dict[str, Any] | None, new: dict[str, Any]) -> str:
         changed.extend(prefix + name for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name))
     if changed:
         return "built from an older " + ", ".join(changed)
-    return "differs from a fresh render (edited by hand, or the renderer changed)"
+    return ("differs from a fresh render (edited by hand, the renderer changed, or git now shows another order: "
+            "once the design freeze is committed, render again)")
 
 
 def stale_outputs(rendered: Iterable[Rendered]) -> list[str]:

@@ -29,6 +29,8 @@ class ClaimView:
     struck: bool
     flag: bool
     notes: list[Any]
+    # A verdict whose decision's rule was set or moved after results existed (labelled, never hidden).
+    post_hoc: bool = False
 
 
 @dataclass
@@ -121,7 +123,7 @@ def claim_views(spec: OutputSpec, report: CheckReport, door: Door, labels: Label
             views[section.id].append(ClaimView(
                 id=claim.id, anchor=anchor("claim-", claim.id), note_anchor=anchor("note-", claim.id),
                 number=door.data(number), text=door.claim(result.rendered_text or claim.text), struck=claim.struck,
-                flag=flag, notes=notes))
+                flag=flag, notes=notes, post_hoc=_cites_post_hoc(result, report)))
     return views, withdrawn
 
 
@@ -243,7 +245,9 @@ def _short_number(value: Any) -> str:
 
 
 def decisions_view(report: CheckReport, door: Door, labels: Labels) -> list[dict]:
-    """The decision table: each decision record's trigger, whether it fired, and what it read."""
+    """The decision table: each decision record's trigger, whether it fired, what it read, and
+    whether its rule was fixed before the results (anchored) or set or moved after them (post hoc,
+    with every such change: the old rule, the new one and the reason)."""
     rows = []
     for row in report.decisions:
         values = []
@@ -260,8 +264,71 @@ def decisions_view(report: CheckReport, door: Door, labels: Labels) -> list[dict
         rows.append({"decision": door.data(row.trigger.decision), "title": door.data(row.trigger.title),
                      "trigger": door.code(row.trigger.predicate.source),
                      "state": labels[_STATE_LABELS[row.state]], "state_class": row.state.replace(" ", "-"),
-                     "outcome": door.data(row.outcome), "read": values})
+                     "outcome": door.data(row.outcome), "read": values,
+                     "registered": labels.post_hoc if row.post_hoc else anchor_view(row.anchor, door, labels),
+                     "post_hoc": [_change_view(change, door, labels) for change in row.post_hoc]})
     return rows
+
+
+_MOVED_LABELS = {"added": "rule_written_after_results", "trigger": "trigger_changed_after_results",
+                 "outcome": "outcome_changed_after_results", "budget": "budget_changed_after_results"}
+
+
+def _change_view(change: Any, door: Door, labels: Labels) -> dict:
+    """One post hoc change: what moved, the rule before and after, the reason, which freeze."""
+    moved = [labels[_MOVED_LABELS[part]] for part in change.parts if part in _MOVED_LABELS]
+    return {"moved": door.join(moved, ", "),
+            "old": _rule_text(change.old, change.old_budgets, door, labels),
+            "new": _rule_text(change.new, change.new_budgets, door, labels),
+            "reason": door.data(change.entry.reason or "") if change.entry.reason else labels.no_reason_given,
+            "freeze": door.join([labels.freeze_number, door.data(change.entry.number),
+                                 door.data(change.entry.frozen_at)])}
+
+
+def _rule_text(rule: dict | None, budgets: dict, door: Door, labels: Labels) -> Any:
+    if rule is None:
+        return labels.no_rule
+    parts = [f"when {rule['when']}", f"fires: {rule['fires']}", f"otherwise: {rule['otherwise']}"]
+    parts += [f"budget {name} = {value:g}" for name, value in sorted(budgets.items())]
+    return door.code("; ".join(parts))
+
+
+def anchor_view(anchor: Any, door: Door, labels: Labels) -> Any:
+    """"anchored to commit abc1234", or why not, from labels and commit ids only."""
+    if anchor is None or anchor.status == "no git history":
+        return labels.not_anchored_no_git
+    if anchor.anchored:
+        return door.join([labels.anchored_to_commit, door.code(anchor.commit[:7])])
+    if anchor.why in ("after_results", "draft_after_results"):
+        return door.join([labels[f"not_anchored_{anchor.why}"], door.code(anchor.commit[:7]),
+                          labels.after_results_first_committed_in, door.code(anchor.results_commit[:7])])
+    if anchor.why == "with_results":
+        return door.join([labels.not_anchored_with_results, door.code(anchor.commit[:7])])
+    return labels[f"not_anchored_{anchor.why}"]
+
+
+def order_view(report: CheckReport, door: Door, labels: Labels) -> list[tuple[Any, Any]]:
+    """The rows the "how this readout was checked" block adds: when the design was first frozen,
+    whether git anchors it and the first draft, and how many freezes amended it after results."""
+    entries = report.freeze_entries
+    rows = []
+    if entries:
+        rows.append((labels.design_first_frozen,
+                     labels.after_results_existed if entries[0].results_existed else labels.before_any_results))
+        anchoring = report.anchoring
+        rows.append((labels.design_anchor,
+                     anchor_view(anchoring.entry(entries[0].number) if anchoring.git else None, door, labels)))
+    rows.append((labels.first_draft_anchor,
+                 anchor_view(report.anchoring.first_draft if report.anchoring.git else None, door, labels)))
+    amended = [entry for entry in entries[1:] if entry.results_existed and entry.data["changes"]]
+    rows.append((labels.amendments_after_results, door.data(len(amended))))
+    return rows
+
+
+def _cites_post_hoc(result: ClaimResult, report: CheckReport) -> bool:
+    decisions = {row.trigger.decision: row for row in report.decisions}
+    return any(source.trigger in decisions and decisions[source.trigger].post_hoc
+               for source in result.claim.decision_sources)
 
 
 def rerank_cost_view(results: dict, door: Door, labels: Labels, budget: float | None) -> dict | None:

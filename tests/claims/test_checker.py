@@ -12,7 +12,8 @@ import pytest
 from generator.claims.checker import check_project
 from generator.cli import main
 from generator.project import load_project
-from tests.conftest import (DENSE, FUSION, HYBRID, REPOSITORY_ROOT as REPOSITORY, SPARSE, claim,
+from generator.claims.freeze import freeze_project
+from tests.conftest import (DENSE, FIXTURE_FREEZE_TIME, FUSION, HYBRID, REPOSITORY_ROOT as REPOSITORY, SPARSE, claim,
                             cli_in_fresh_interpreter, design, ledger_text, measured, write_project_files)
 
 DECISIONS = """\
@@ -39,14 +40,23 @@ GOOD_CLAIMS = (
             output="aar", section="happened"))
 
 
+# What check says of the order of a project outside git: only what the freeze itself records.
+ORDER_WITHOUT_GIT = ("Order: design first frozen before any results (by the freeze's own record); not anchored "
+                     "(no git history).\n")
+
+
 def make_project(root: Path, write_results, extra_claims: str = "", *, freeze: bool = True) -> Path:
     """A fixture project with no outputs block and no history yet: one design document, a sealed
     results.json (conftest's fixture evaluation, with its run files and judgements) and a ledger."""
     write_project_files(root, config_text="title: Fixture\nkind: beir\n", decisions=DECISIONS,
-                        ledger=ledger_text(GOOD_CLAIMS + extra_claims, claims=""), write_results=write_results)
-    if freeze:
-        assert main(["freeze", str(root)]) == 0
+                        ledger=ledger_text(GOOD_CLAIMS + extra_claims, claims=""), write_results=write_results,
+                        freeze=(lambda where: _freeze(where)) if freeze else None)
     return root
+
+
+def _freeze(root: Path) -> None:
+    # At the fixture's own time: its results say they started at 08:00 that day.
+    freeze_project(load_project(root), now=FIXTURE_FREEZE_TIME)
 
 
 def write_ledger(root: Path, extra_claims: str = "") -> None:
@@ -81,7 +91,7 @@ def run(capsys, *argv):
 def test_traceable_ledger_exits_0_and_says_all_claims_trace(project, capsys):
     code, out, err = run(capsys)
     assert code == 0
-    assert out == ("Trace score: untraceable claims / total claims = 0/3; first draft 0/3.\n"
+    assert out == (ORDER_WITHOUT_GIT + "Trace score: untraceable claims / total claims = 0/3; first draft 0/3.\n"
                    "By output: aar 0/1, readout 0/2; by kind: factual 0/2, evaluative 0/1.\n"
                    "All 3 claims trace.\n")
     assert err == ""
@@ -233,7 +243,7 @@ def test_struck_claim_counts_in_total_not_in_current_untraceable(project, capsys
                                       'strike_display: omit'))
     code, out, _ = run(capsys)
     assert code == 0
-    assert out == ("Trace score: untraceable claims / total claims = 0/4 (1 struck); first draft 1/4.\n"
+    assert out == (ORDER_WITHOUT_GIT + "Trace score: untraceable claims / total claims = 0/4 (1 struck); first draft 1/4.\n"
                    "By output: aar 0/1, readout 0/3; by kind: factual 0/2, evaluative 0/2.\n"
                    "All 3 active claims trace (1 of 4 struck).\n")
     report = check_project(load_project(project))
@@ -346,7 +356,8 @@ def test_design_document_edited_after_freeze_exits_1(project, capsys):
     assert "design/decisions.md: changed since the freeze (sha256 " in out
     assert "renew the freeze with `readout freeze` if the change is deliberate" in out
     assert out.splitlines()[-1] == "Check failed: design freeze broken (1 problem)"
-    assert main(["freeze"]) == 0
+    assert main(["freeze"]) == 2     # results exist: a change now is an amendment with a reason
+    assert main(["freeze", "--reason", "a late edit, no rule moved"]) == 0
     assert run(capsys)[0] == 0
 
 
@@ -397,7 +408,8 @@ def test_missing_design_document_is_untraceable(project, capsys):
 
 def test_check_does_not_import_heavy_libraries(project):
     code, heavy, output = cli_in_fresh_interpreter(["check", "--no-record"], cwd=project)
-    assert (code, heavy) == (0, []), output
+    # NumPy and SciPy draw the fixture's intervals again; the model stack is never loaded.
+    assert (code, heavy) == (0, ["numpy", "scipy"]), output
 
 
 def test_by_output_and_kind_count_untraceable_active_claims(project, capsys):

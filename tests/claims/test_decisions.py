@@ -8,14 +8,13 @@ import re
 import pytest
 
 from generator.claims.checker import check_project
-from generator.claims.freeze import freeze_project
 from generator.claims.triggers import read_design_rules
 from generator.cli import main
 from generator.errors import InputError
 from generator.project import load_project
 from generator.render.renderer import render_project
 
-from tests.conftest import FIXTURE_QUERIES
+from tests.conftest import FIXTURE_QUERIES, refreeze
 
 REQUIREMENTS = """\
 # Requirements
@@ -61,7 +60,7 @@ def _with_trigger(project, p95_path="rerank_cost.p95_milliseconds"):
     (design / "requirements.md").write_text(REQUIREMENTS, encoding="utf-8")
     with (design / "decisions.md").open("a", encoding="utf-8") as handle:
         handle.write(D5.format(p95_path=p95_path))
-    freeze_project(load_project(project))
+    refreeze(project)
     return project
 
 
@@ -293,7 +292,9 @@ def test_a_fired_trigger_is_not_said_by_its_opposite_or_its_negation(make_projec
     fast = {q: 40.0 for q in FIXTURE_QUERIES}
     texts = {"Ship the reranker.": True, "Do not ship the reranker.": False,
              "Never ship the reranker.": False, "We would not ship the reranker.": False,
-             "Recommend it: ship the reranker, as D5 computes.": True}
+             # A cited decision licenses its own outcome word for word, never another verdict beside it.
+             "Recommend it: ship the reranker, as D5 computes.": False,
+             "Ship the reranker, as D5 computes.": True}
     for number, (text, traces) in enumerate(texts.items()):
         project = _project(make_project, tmp_path / str(number), rerank_milliseconds=fast,
                            extra_claims=VERDICT.format(text=text, state="fires"))

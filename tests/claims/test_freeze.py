@@ -34,8 +34,11 @@ def test_freeze_records_every_design_document(project, capsys):
     out = capsys.readouterr().out
     record = json.loads((project / "claims" / "design-freeze.json").read_text())
     assert sorted(record["documents"]) == ["brief.md", "plan.md"]
-    assert record["version"] == 1
-    assert out.splitlines()[-1] == "Froze 2 design documents in claims/design-freeze.json."
+    assert record["version"] == 2
+    (entry,) = record["freezes"]
+    assert (entry["results"], entry["previous_sha256"], entry["reason"]) == ("none yet", "genesis", None)
+    assert record["texts"]["plan.md"] == "# Plan\n\nSetup 5 minutes.\n"
+    assert out.splitlines()[-1] == "Froze 2 design documents in claims/design-freeze.json (freeze 1, before any results)."
 
 
 def test_freeze_again_without_change_writes_nothing(project, capsys):

@@ -1,0 +1,123 @@
+"""Recognising a release verdict the way a reader would, in any text a reader sees.
+
+A verdict says what to do with the reranker: ship it, hold it back, switch it on, drop it, or
+that it pays for itself. Only a decision record's trigger computes one (generator.claims.triggers),
+so `check` looks for verdicts in every claim, cited decision or not, and in every other text a
+reader sees (strike reasons, labels, section titles; generator.wording). A sentence that cites a
+decision may say that decision's current outcome, word for word, and no other verdict.
+
+What counts (each a test table in tests/claims/test_verdicts.py):
+
+- **Verbs of release**, in any inflection: ship, deploy, roll out, launch, go live,
+  adopt, recommend, approve, green-light, sign off, put into production, productionise. They are
+  verdicts whatever their object: "ship the hybrid" is a verdict as much as "ship the reranker".
+- **Verbs of keeping or dropping**, when they act on the reranker (the reranker, the
+  cross-encoder, the rerank row, hybrid+rerank, reranking): use, keep, release, enable, switch or turn on
+  and off, drop, remove, reject, retire, disable, hold back, shelve, pull.
+- **Judgements of worth** on the reranker: it pays (paid) for itself, it is (not) worth its cost
+  or time, it earns its CPU cost.
+- **Negations and their reversals** are verdicts too: "do not ship", "we would never deploy",
+  "whoever says we should ship it is wrong" each hold a verb above, so each needs its decision.
+- **Quotation marks change nothing** unless the quoted words are a unit the claim quotes from a
+  design document (a quoted rule is the design's, not a verdict).
+- **Languages**: claims in English and every language the ledger declares (`languages: [de]`),
+  from LEXICONS (a language without a lexicon is refused when the ledger loads); labels, titles
+  and strike reasons in every language there is a lexicon for.
+
+An undecided decision reads naturally: "whether to ship the reranker cannot be decided yet" says
+the undecided outcome, and "whether to" followed by one of the trigger's own outcome phrases is
+not a verdict.
+
+Limits: a verdict paraphrased without any of these words ("the team will put it in front of
+users") is not recognised; the lexicons are lists, not a parser, and grow when a case is found.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# The reranker, however a sentence names it.
+_RERANKER = (r"(?:(?:the|our|this|that|a|its)\s+)?(?:re-?rank\w*|cross-?encoders?|hybrid\s*\+\s*rerank|model|"
+             r"row|stage|second\s+stage|it|them|this|that)")
+
+_ENGLISH_RELEASE = (
+    r"ship(?:s|ped|ping)?|deploy(?:s|ed|ing|ment)?|roll(?:s|ed|ing)?[\s-]+(?:\S+\s+){0,3}?out\b|rollout|"
+    r"launch(?:es|ed|ing)?|go(?:es)?[\s-]+live|went[\s-]+live|going[\s-]+live|"
+    r"adopt(?:s|ed|ing|ion)?|recommend(?:s|ed|ing|ation)?|approv(?:e|es|ed|ing|al)|green[\s-]?(?:light(?:s|ed)?|lit)|"
+    r"sign(?:s|ed)?[\s-]+off|put(?:s|ting)?\s+(?:\w+\s+){0,3}into\s+production|productioni[sz](?:e|es|ed|ing)")
+_ENGLISH_KEEP_OR_DROP = (
+    r"(?:use|uses|used|using|keep|keeps|kept|keeping|release|releases|released|releasing|enable|enables|enabled|enabling|disable|disables|disabled|"
+    r"drop|drops|dropped|dropping|remove|removes|removed|removing|reject|rejects|rejected|rejecting|retire|"
+    r"retires|retired|shelve|shelves|shelved|pull|pulls|pulled|(?:switch|turn)(?:s|ed|ing)?\s+(?:on|off)|"
+    r"hold(?:s|ing)?\s+back|held\s+back)\s+(?:\w+\s+){0,2}?" + _RERANKER)
+_ENGLISH_ON_OFF = r"(?:switch|turn)(?:s|ed|ing)?\s+" + _RERANKER + r"\s+(?:on|off)"
+_ENGLISH_WORTH = (r"(?:pays|paid|paying)\s+(?:off|for\s+itself)|(?:is|was|isn't|wasn't|are|not)\s+(?:\w+\s+)?"
+                  r"worth\s+(?:it|its|the)\b|earns?\s+its\s+(?:\w+\s+)?(?:cost|keep|time)")
+
+LEXICONS: dict[str, str] = {
+    "en": "|".join((_ENGLISH_RELEASE, _ENGLISH_KEEP_OR_DROP, _ENGLISH_ON_OFF, _ENGLISH_WORTH)),
+    "de": (r"ausliefern|ausgeliefert|ausrollen|ausgerollt|einführen|eingeführt|einsetzen|eingesetzt|"
+           r"freigeben|freigegeben|empfehlen|empfohlen|empfiehlt|live\s+schalten|in\s+produktion|"
+           r"lohnt\s+sich|rechnet\s+sich|verwerfen|verworfen|abschalten|abgeschaltet"),
+    "fr": (r"déploy\w*|deploy\w*|livr(?:er|é|ée|ons|ez)|lanc(?:er|é|ée|ons)|mettre\s+en\s+production|"
+           r"mise\s+en\s+production|recommand\w*|adopt(?:er|é|ée|ons)|rentable|vaut\s+(?:le\s+coup|la\s+peine)|"
+           r"abandonn\w*|rejet\w*"),
+    "es": (r"despleg\w*|desplieg\w*|lanz(?:ar|ado|amos)|poner\s+en\s+producción|recomend\w*|recomiend\w*|"
+           r"adopt(?:ar|ado|amos)|vale\s+la\s+pena|rentable|descart\w*|rechaz\w*"),
+    "nl": r"uitrollen|uitgerold|invoeren|ingevoerd|aanbevel\w*|aanbevol\w*|in\s+productie|loont|de\s+moeite\s+waard",
+}
+
+_COMPILED: dict[tuple[str, ...], re.Pattern] = {}
+
+
+def supported_languages() -> tuple[str, ...]:
+    return tuple(sorted(LEXICONS))
+
+
+def _pattern(languages: tuple[str, ...]) -> re.Pattern:
+    key = tuple(sorted(set(("en",) + languages)))
+    if key not in _COMPILED:
+        _COMPILED[key] = re.compile(r"(?<![\w-])(?:" + "|".join(f"(?:{LEXICONS[code]})" for code in key) + r")(?![\w])",
+                                    re.IGNORECASE)
+    return _COMPILED[key]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    start: int
+    end: int
+    text: str
+
+
+def find_verdicts(text: str, languages: tuple[str, ...] = ()) -> list[Verdict]:
+    """Every verdict expression in `text` (plain text, as the reader sees it), in order."""
+    normal = " ".join(text.replace("\u2019", "'").split())
+    return [Verdict(match.start(), match.end(), match.group(0)) for match in _pattern(languages).finditer(normal)]
+
+
+def normalise(text: str) -> str:
+    """The form verdicts are found in: apostrophes straightened, white space collapsed."""
+    return " ".join(text.replace("\u2019", "'").split())
+
+
+def unlicensed(text: str, licensed: list[tuple[int, int]], languages: tuple[str, ...] = ()) -> list[Verdict]:
+    """The verdicts of `text` (normalised) that no licensed span covers."""
+    return [verdict for verdict in find_verdicts(text, languages)
+            if not any(start <= verdict.start and verdict.end <= end for start, end in licensed)]
+
+
+def whether_spans(text: str, phrases: list[str]) -> list[tuple[int, int]]:
+    """The spans of "whether (or not) to PHRASE" in `text` (normalised): how a sentence names the
+    question an undecided trigger leaves open, without answering it."""
+    spans = []
+    for phrase in phrases:
+        pattern = r"(?<![\w-])whether(?:\s+or\s+not)?\s+to\s+" + re.escape(normalise(phrase)) + r"(?![\w])"
+        spans += [(match.start(), match.end()) for match in re.finditer(pattern, text, re.IGNORECASE)]
+    return spans
+
+
+def phrase_spans(text: str, phrase: str) -> list[tuple[int, int]]:
+    """Every occurrence of `phrase` in `text` (both normalised), case apart."""
+    pattern = r"(?<![\w-])" + re.escape(normalise(phrase)) + r"(?![\w])"
+    return [(match.start(), match.end()) for match in re.finditer(pattern, text, re.IGNORECASE)]
