@@ -142,7 +142,8 @@ class Anchoring:
 
 def first_results_commit(outputs_dir: Path, names: list[str]) -> tuple[str | None, str | None]:
     """(commit, file name) of the oldest first commit among the results files `names`."""
-    found = [(commit, name) for name in sorted(set(names))
+    # results.json first, so the release sample is named when several files came in one commit
+    found = [(commit, name) for name in sorted(set(names), key=lambda name: (name != "results.json", name))
              if (commit := first_commit_adding(outputs_dir / name)) is not None]
     if not found:
         return None, None
