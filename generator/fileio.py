@@ -125,6 +125,16 @@ def write_set(files: Sequence[tuple[Path, bytes]]) -> list[Path]:
     return targets
 
 
+def utf8_text(path: Path, shown: str) -> str:
+    """A file's text, or one input error naming the line of its first byte that is not UTF-8."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 text (byte {error.start:,} of the file)", path=shown, line=line) from None
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 

@@ -47,7 +47,8 @@ _ENGLISH_RELEASE = (
     r"adopt(?:s|ed|ing|ion)?|recommend(?:s|ed|ing|ation)?|approv(?:e|es|ed|ing|al)|green[\s-]?(?:light(?:s|ed)?|lit)|"
     r"sign(?:s|ed)?[\s-]+off|put(?:s|ting)?\s+(?:\w+\s+){0,3}into\s+production|productioni[sz](?:e|es|ed|ing)")
 _ENGLISH_KEEP_OR_DROP = (
-    r"(?:use|uses|used|using|keep|keeps|kept|keeping|release|releases|released|releasing|enable|enables|enabled|enabling|disable|disables|disabled|"
+    r"(?:use|uses|used|using|keep|keeps|kept|keeping|release|releases|released|releasing|enable|enables|enabled|"
+    r"enabling|disable|disables|disabled|"
     r"drop|drops|dropped|dropping|remove|removes|removed|removing|reject|rejects|rejected|rejecting|retire|"
     r"retires|retired|shelve|shelves|shelved|pull|pulls|pulled|(?:switch|turn)(?:s|ed|ing)?\s+(?:on|off)|"
     r"hold(?:s|ing)?\s+back|held\s+back)\s+(?:\w+\s+){0,2}?" + _RERANKER)

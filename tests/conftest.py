@@ -105,6 +105,38 @@ The cross-encoder reorders the same 50 candidates; nothing enters or leaves.
 
 FIXTURE_QUERIES = [f"q{number:02d}" for number in range(1, 21)]
 
+# A latency budget and the reranker's decision record with its trigger, for fixture designs.
+BUDGET_REQUIREMENTS = """\
+# Requirements
+
+A reranker may add at most 500 milliseconds per query at p95 on the release CPU.
+
+```budget
+rerank_p95_milliseconds: 500
+```
+"""
+
+
+def d5_record(p95_path: str = "rerank_cost.p95_milliseconds") -> str:
+    """Decision D5 with its trigger: ship the reranker only on a lift above zero within the budget."""
+    return f"""
+## D5. A reranker ships only when it pays for itself
+
+Ship it only when the lift over hybrid clears zero and its p95 fits the budget.
+
+```trigger
+decision: D5
+when: lift_low > 0 and lift_p < 0.05 and p95 <= budget
+fires: ship the reranker
+otherwise: do not ship the reranker
+values:
+  lift_low: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.ci95_low
+  lift_p: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.p_value
+  p95: {p95_path}
+  budget: budget.rerank_p95_milliseconds
+```
+"""
+
 
 def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | None = None,
                        shape_milliseconds: float | None = None, skip_reason: str = "no cross-encoder offline",

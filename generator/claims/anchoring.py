@@ -23,6 +23,7 @@ import json
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from generator.claims.freeze import FreezeLog, entry_sha256
 from generator.project import FIRST_DRAFT_NAME, Project
@@ -154,7 +155,8 @@ def first_results_commit(outputs_dir: Path, names: list[str]) -> tuple[str | Non
     return oldest
 
 
-def entry_commits(freeze_path: Path, entry_hashes: dict[int, str], read_hashes) -> dict[int, str]:
+def entry_commits(freeze_path: Path, entry_hashes: dict[int, str],
+                  read_hashes: Callable[[bytes], set[str]]) -> dict[int, str]:
     """The first commit whose freeze file holds each entry (by its hash); `read_hashes` turns a
     committed file's bytes into the set of entry hashes it holds."""
     found: dict[int, str] = {}
@@ -225,7 +227,8 @@ def project_anchoring(project: Project, log: FreezeLog | None, first_draft_sha25
         anchoring.entries[entry.number] = anchor_entry(commit, results_commit, results_name, cwd)
         if not entry.results_existed and commit and results_commit and strictly_before(results_commit, commit, cwd):
             anchoring.problems.append(
-                f"{project.freeze_path.name}: freeze {entry.number} says no results existed, but outputs/{results_name} "
+                f"{project.freeze_path.name}: freeze {entry.number} says no results existed, but "
+                f"outputs/{results_name} "
                 f"was committed in {short(results_commit)}, before the freeze was (in {short(commit)}): the record "
                 "is false; freeze again with --reason, acknowledging what is post hoc")
     anchoring.problems.extend(committed_freeze_problems(project, entries))

@@ -40,7 +40,7 @@ from typing import Any, Sequence
 from generator.claims.design import design_files
 from generator.claims.triggers import DesignRules, read_design_rules
 from generator.errors import InputError
-from generator.fileio import atomic_write_json, display_path, reading, sha256_file
+from generator.fileio import atomic_write_json, display_path, reading, sha256_file, utf8_text
 from generator.project import Project
 from generator.results import strict_json
 
@@ -55,13 +55,6 @@ _ENTRY_KEYS = ("frozen_at", "documents", "rules", "results", "changes", "amended
                "previous_sha256")
 
 
-def _text(path: Path, shown: str) -> str:
-    data = path.read_bytes()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[:error.start].count(b"\n") + 1
-        raise InputError(f"not UTF-8 text (byte {error.start:,} of the file)", path=shown, line=line) from None
 
 
 def entry_sha256(entry: dict[str, Any]) -> str:
@@ -145,7 +138,7 @@ def read_freeze_log(project: Project) -> FreezeLog | None:
         return None
     shown = display_path(path)
     with reading(path):
-        text = _text(path, shown)
+        text = utf8_text(path, shown)
         try:
             record = strict_json(text)
         except json.JSONDecodeError as error:
@@ -186,7 +179,7 @@ def current_texts(project: Project) -> dict[str, str]:
     texts = {}
     for name, path in design_files(project.design_dir).items():
         with reading(path):
-            texts[name] = _text(path, display_path(path))
+            texts[name] = utf8_text(path, display_path(path))
     return texts
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from generator.claims.anchoring import committed_versions
 from generator.claims.repeats import find_repeats
 from generator.errors import InputError
-from generator.fileio import atomic_write_bytes, atomic_write_text, display_path, reading, sha256_bytes
+from generator.fileio import atomic_write_bytes, atomic_write_text, display_path, reading, sha256_bytes, utf8_text
 from generator.project import FIRST_DRAFT_NAME, Project
 from generator.results import strict_json
 from generator.safe_yaml import Node, parse_yaml
@@ -35,13 +35,6 @@ from generator.safe_yaml import Node, parse_yaml
 GENESIS = "genesis"
 
 
-def _text(path, shown: str) -> str:
-    data = path.read_bytes()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[:error.start].count(b"\n") + 1
-        raise InputError(f"not UTF-8 text (byte {error.start:,} of the file)", path=shown, line=line) from None
 
 
 @dataclass
@@ -66,7 +59,7 @@ def read_history(project: Project) -> History:
         return history
     shown = display_path(path)
     with reading(path):
-        for number, line in enumerate(_text(path, shown).splitlines(), start=1):
+        for number, line in enumerate(utf8_text(path, shown).splitlines(), start=1):
             if not line.strip():
                 continue
             try:

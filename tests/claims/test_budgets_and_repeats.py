@@ -49,7 +49,8 @@ def test_prose_that_states_another_budget_is_refused(make_project, tmp_path, cap
     assert err.startswith("Error: ") and "design/requirements.md:3:" in err and "budget block (requirements.md" in err
 
 
-KEYS = [("Hybrid beats dense.", "hybrid beats dense!"), ("Hybrid beats dense on nDCG@5.", "On nDCG@5, hybrid beats dense."),
+KEYS = [("Hybrid beats dense.", "hybrid beats dense!"),
+        ("Hybrid beats dense on nDCG@5.", "On nDCG@5, hybrid beats dense."),
         ("Hybrid reaches {h:.3f}.", "Hybrid really reaches {h}."), ("The **reranker** was not measured.",
                                                                      "The reranker was not measured")]
 

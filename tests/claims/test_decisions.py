@@ -14,35 +14,7 @@ from generator.errors import InputError
 from generator.project import load_project
 from generator.render.renderer import render_project
 
-from tests.conftest import FIXTURE_QUERIES, refreeze
-
-REQUIREMENTS = """\
-# Requirements
-
-A reranker may add at most 500 milliseconds per query at p95 on the release CPU.
-
-```budget
-rerank_p95_milliseconds: 500
-```
-"""
-
-D5 = """
-## D5. A reranker ships only when it pays for itself
-
-Ship it only when the lift over hybrid clears zero and its p95 fits the budget.
-
-```trigger
-decision: D5
-when: lift_low > 0 and lift_p < 0.05 and p95 <= budget
-fires: ship the reranker
-otherwise: do not ship the reranker
-values:
-  lift_low: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.ci95_low
-  lift_p: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.p_value
-  p95: {p95_path}
-  budget: budget.rerank_p95_milliseconds
-```
-"""
+from tests.conftest import BUDGET_REQUIREMENTS, FIXTURE_QUERIES, d5_record, refreeze
 
 VERDICT = """
 - id: computed-verdict
@@ -57,9 +29,9 @@ VERDICT = """
 
 def _with_trigger(project, p95_path="rerank_cost.p95_milliseconds"):
     design = project / "design"
-    (design / "requirements.md").write_text(REQUIREMENTS, encoding="utf-8")
+    (design / "requirements.md").write_text(BUDGET_REQUIREMENTS, encoding="utf-8")
     with (design / "decisions.md").open("a", encoding="utf-8") as handle:
-        handle.write(D5.format(p95_path=p95_path))
+        handle.write(d5_record(p95_path))
     refreeze(project)
     return project
 

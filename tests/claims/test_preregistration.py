@@ -20,36 +20,8 @@ from generator.claims.freeze import entry_sha256
 from generator.cli import main
 from generator.errors import InputError
 from generator.project import load_project
-from tests.conftest import (DECISIONS, FIRST_DRAFT, FIXTURE_QUERIES, FUSION, ROOT_CONFIG, claim, git_commit, ledger_text,
-                            refreeze, run_git, write_project_files)
-
-REQUIREMENTS = """\
-# Requirements
-
-A reranker may add at most 500 milliseconds per query at p95 on the release CPU.
-
-```budget
-rerank_p95_milliseconds: 500
-```
-"""
-
-D5 = """
-## D5. A reranker ships only when it pays for itself
-
-Ship it only when the lift over hybrid clears zero and its p95 fits the budget.
-
-```trigger
-decision: D5
-when: lift_low > 0 and lift_p < 0.05 and p95 <= budget
-fires: ship the reranker
-otherwise: do not ship the reranker
-values:
-  lift_low: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.ci95_low
-  lift_p: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.p_value
-  p95: rerank_cost.p95_milliseconds
-  budget: budget.rerank_p95_milliseconds
-```
-"""
+from tests.conftest import (BUDGET_REQUIREMENTS, DECISIONS, FIRST_DRAFT, FIXTURE_QUERIES, FUSION, ROOT_CONFIG, claim,
+                            d5_record, git_commit, ledger_text, refreeze, run_git, write_project_files)
 
 FAST = {q: 40.0 for q in FIXTURE_QUERIES}
 FUSION_CLAIM = claim("rrf-constant", "Hybrid fuses both lists with RRF constant 60.", FUSION)
@@ -73,7 +45,8 @@ def preregistered(root: Path, results: dict | None = None, extra_claims: str = V
     """A project made in order: the design with D5 and its budget frozen, then the results (the
     rerank row measured and fast, so D5 fires), then the ledger."""
     ledger = ledger_text(FUSION_CLAIM + extra_claims, claims="")
-    write_project_files(root, config_text=_config(), decisions=DECISIONS + D5, design={"requirements.md": REQUIREMENTS},
+    write_project_files(root, config_text=_config(), decisions=DECISIONS + d5_record(),
+                        design={"requirements.md": BUDGET_REQUIREMENTS},
                         ledger=ledger, results=results or {"rerank_milliseconds": FAST}, freeze=_freeze_before_results)
     draft = ledger.encode("utf-8")
     (root / "claims" / "ledger.first-draft.yaml").write_bytes(draft)
@@ -257,12 +230,17 @@ def test_an_entry_saying_none_yet_after_results_had_started_is_refused(tmp_path,
 # --- 2. anchored in git --------------------------------------------------------------------------
 
 
-def _in_order_with_git(tmp_path: Path) -> tuple[Path, str, str]:
-    """Design frozen and committed, then the results committed: the order git can prove."""
+def _repository(tmp_path: Path) -> Path:
+    """A project made in order, in a new git repository with nothing committed yet."""
     root = tmp_path / "p"
     root.mkdir()
     run_git(root, "init", "-q")
-    preregistered(root)
+    return preregistered(root)
+
+
+def _in_order_with_git(tmp_path: Path) -> tuple[Path, str, str]:
+    """Design frozen and committed, then the results committed: the order git can prove."""
+    root = _repository(tmp_path)
     design = git_commit(root, "design", "design", "claims/design-freeze.json", "readout.yaml",
                      "claims/ledger.first-draft.yaml", "claims/trace-history.jsonl")
     results = git_commit(root, "results", "outputs", "claims/ledger.yaml")
@@ -281,10 +259,7 @@ def test_a_design_committed_before_its_results_is_anchored_to_its_commit(tmp_pat
 
 
 def test_a_design_committed_with_its_results_is_not_shown_to_precede_them(tmp_path, capsys):
-    root = tmp_path / "p"
-    root.mkdir()
-    run_git(root, "init", "-q")
-    preregistered(root)
+    root = _repository(tmp_path)
     both = git_commit(root, "everything at once", ".")
     code, out, _ = _check(root, capsys)
     assert code == 0, out
@@ -333,10 +308,7 @@ def test_a_committed_freeze_entry_rewritten_in_place_is_refused(tmp_path, capsys
 
 
 def test_a_first_draft_committed_after_the_results_is_not_anchored(tmp_path, capsys):
-    root = tmp_path / "p"
-    root.mkdir()
-    run_git(root, "init", "-q")
-    preregistered(root)
+    root = _repository(tmp_path)
     git_commit(root, "design", "design", "claims/design-freeze.json", "readout.yaml")
     results = git_commit(root, "results", "outputs", "claims/ledger.yaml")
     draft = git_commit(root, "draft", "claims/ledger.first-draft.yaml", "claims/trace-history.jsonl")

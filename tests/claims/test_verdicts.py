@@ -13,30 +13,13 @@ from generator.cli import main
 from generator.project import load_project
 from generator.verdicts import find_verdicts
 from generator.wording import data_text_problem, label_problem
-from tests.conftest import FIXTURE_QUERIES, FUSION, claim, edit_config, refreeze
-
-D5 = """
-## D5. A reranker ships only when it pays for itself
-
-```trigger
-decision: D5
-when: lift_low > 0 and p95 <= budget
-fires: ship the reranker
-otherwise: do not ship the reranker
-values:
-  lift_low: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.ci95_low
-  p95: rerank_cost.p95_milliseconds
-  budget: budget.rerank_p95_milliseconds
-```
-"""
-BUDGET = "# Budget\n\nA reranker may add at most 500 milliseconds per query at p95.\n\n```budget\nrerank_p95_milliseconds: 500\n```\n"
-
+from tests.conftest import BUDGET_REQUIREMENTS, FIXTURE_QUERIES, FUSION, claim, d5_record, edit_config, refreeze
 
 def _project(make_project, tmp_path, extra: str, **results):
     root = make_project(tmp_path / "p", extra_claims=extra, results=results)
     with (root / "design" / "decisions.md").open("a", encoding="utf-8") as handle:
-        handle.write(D5)
-    (root / "design" / "requirements.md").write_text(BUDGET, encoding="utf-8")
+        handle.write(d5_record())
+    (root / "design" / "requirements.md").write_text(BUDGET_REQUIREMENTS, encoding="utf-8")
     refreeze(root)
     return root
 
