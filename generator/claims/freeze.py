@@ -402,6 +402,10 @@ def log_problems(project: Project, log: FreezeLog, *, design_matches: bool) -> l
         if not entry.results_existed:
             problems.extend(f"{where} says no results existed, but {started}" for started in
                             _results_started_before(project, entry.frozen_at))
+            seen = next((earlier for earlier in log.entries[:entry.number - 1] if earlier.results_existed), None)
+            if seen is not None:
+                problems.append(f"{where} says no results existed, but freeze {seen.number} had seen results: "
+                                "results deleted before a freeze were still seen")
         previous = entry
     last = log.entries[-1]
     kept = {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in log.texts.items()}

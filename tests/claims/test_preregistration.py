@@ -177,6 +177,8 @@ FORGED_LOGS = [
     pytest.param(lambda log: log["freezes"][0].update(frozen_at="2026-11-29T00:00:00Z"), "the chain breaks here",
                  id="earlier-entry-edited"),
     pytest.param(lambda log: log.update(freezes=log["freezes"][1:]), "the chain breaks here", id="first-entry-dropped"),
+    pytest.param(lambda log: log["texts"].update({"decisions.md": "# Nothing was amended\n"}),
+                 "the kept texts are not the documents of freeze 2", id="kept-text-rewritten"),
 ]
 
 
@@ -207,6 +209,30 @@ def test_dropping_the_amendment_and_rewriting_the_first_entry_is_caught_by_its_r
     path.write_text(json.dumps(log), encoding="utf-8")
     code, out, _ = _check(root, capsys)
     assert code == 1 and "records rules the design documents do not hold" in out, out
+
+
+def test_a_deleted_freeze_log_renewed_after_the_results_makes_every_decision_post_hoc(tmp_path, capsys):
+    root = preregistered(tmp_path / "p")
+    (root / "claims" / "design-freeze.json").unlink()
+    capsys.readouterr()
+    assert main(["freeze", str(root), "--reason", "lost the file"]) == 2
+    assert "--post-hoc D5" in capsys.readouterr().err
+    assert main(["freeze", str(root), "--reason", "lost the file", "--post-hoc", "D5"]) == 0
+    code, out, _ = _check(root, capsys)
+    assert "Decision D5 is post hoc: its rule was written after the results existed (freeze 1" in out
+    assert "design first frozen after results existed" in out
+
+
+def test_results_hidden_during_a_later_freeze_are_still_seen(tmp_path, capsys):
+    root = preregistered(tmp_path / "p")
+    _edit(root, "decisions.md", "Ship it only when", "Ship it, we wrote, only when")
+    assert main(["freeze", str(root), "--reason", "wording"]) == 0        # freeze 2 sees the results
+    (root / "outputs" / "results.json").rename(tmp_path / "hidden.json")
+    _edit(root, "decisions.md", "otherwise: do not ship the reranker", "otherwise: hold the reranker")
+    assert main(["freeze", str(root)]) == 0                                 # freeze 3 says none yet
+    (tmp_path / "hidden.json").rename(root / "outputs" / "results.json")
+    code, out, _ = _check(root, capsys)
+    assert code == 1 and "freeze 3 says no results existed, but freeze 2 had seen results" in out, out
 
 
 def test_a_version_1_freeze_must_be_renewed(tmp_path, capsys):
