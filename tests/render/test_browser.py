@@ -175,3 +175,108 @@ def test_missing_browser_fails_with_a_clear_message(monkeypatch, tmp_path):
     with pytest.raises(pytest.fail.Exception, match="Chromium not found at .*never skips"):
         _browser(object())
 
+
+
+# --- what Chromium shows is what the checker accounted for -------------------------------------
+
+def _accounted_numerals(marked: str) -> set[str]:
+    """The numerals that stand inside marked spans of a rendered output: what a claim, a label or
+    a data value emitted on purpose."""
+    import html as html_module
+    import re
+
+    from generator.numerals import find_numerals
+    from generator.render.orphans import CLOSE, OPEN
+
+    spans, depth, current = [], 0, []
+    for char in marked:
+        if char == OPEN:
+            depth += 1
+        elif char == CLOSE:
+            depth = max(0, depth - 1)
+            if depth == 0:
+                spans.append("".join(current))
+                current = []
+        elif depth:
+            current.append(char)
+    text = html_module.unescape(re.sub(r"<[^>]+>", " ", " \n ".join(spans)))
+    return {numeral.normalized for numeral in find_numerals(text)}
+
+
+# Every text node Chromium lays out (has a box on screen), one string each: innerText would glue a
+# claim's last number to the superscript source marker after it ("60." and "2" read "60.2").
+_SHOWN_TEXT = """() => {
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const shown = [document.title];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    if (range.getClientRects().length && node.textContent.trim()) shown.push(node.textContent);
+  }
+  return shown;
+}"""
+
+
+def _shown_numerals(page) -> set[str]:
+    from generator.numerals import find_numerals
+
+    return {numeral.normalized for text in page.evaluate(_SHOWN_TEXT) for numeral in find_numerals(text)}
+
+
+def _unaccounted(project: Path, page) -> set[str]:
+    from generator.claims.checker import check_project
+    from generator.project import load_project
+    from generator.render.renderer import render_outputs
+
+    project_model = load_project(project)
+    marked = next(output.marked for output in render_outputs(project_model, check_project(project_model))
+                  if output.path.name == "readout.html")
+    page.goto((project / "outputs" / "readout.html").resolve().as_uri(), wait_until="load")
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    return _shown_numerals(page) - _accounted_numerals(marked)
+
+
+@pytest.mark.browser
+def test_every_numeral_chromium_shows_was_emitted_on_purpose(rendered, repository):
+    with _playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport=DESKTOP)
+            for project in (rendered.parent.parent, repository, repository / "examples" / "l03"):
+                assert _unaccounted(project, page) == set(), project
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+def test_generated_ledgers_show_no_numeral_nobody_emitted(tmp_path, make_project):
+    """Hypothesis writes claims (words, values in several formats, names with digits) into the fixture
+    project; whatever renders, Chromium shows no numeral the checker did not account for."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from generator.render.renderer import render_project
+    from generator.project import load_project
+    from tests.conftest import claim, measured
+
+    words = st.sampled_from(["Hybrid", "reaches", "nDCG@5", "BM25", "p95", "on", "the", "sample", "Recall@50",
+                             "dense", "sparse", "at", "of"])
+    formats = st.sampled_from(["", ":.3f", ":.1%", ":+.3f", ":,"])
+    with _playwright() as playwright:
+        browser = _browser(playwright)
+        page = browser.new_page(viewport=DESKTOP)
+        counter = iter(range(10_000))
+
+        @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(st.lists(st.tuples(st.lists(words, min_size=1, max_size=6), formats), min_size=1, max_size=3))
+        def check(parts):
+            extra = "".join(claim(f"gen-{number}", " ".join(text) + f" {{h{spec}}}.", measured(
+                {"h": "table[search=hybrid].nDCG@5"}), kind="performance") for number, (text, spec) in enumerate(parts))
+            root = make_project(tmp_path / f"g{next(counter)}", extra_claims=extra)
+            if render_project(load_project(root)).ok:
+                assert _unaccounted(root, page) == set()
+
+        try:
+            check()
+        finally:
+            browser.close()

@@ -108,3 +108,60 @@ def test_a_literal_string_expression_in_a_template_is_still_an_orphan(tmp_path, 
     monkeypatch.chdir(root)
     assert main(["render"]) == 1
     assert "orphan text 'Typed into the template.'" in capsys.readouterr().err
+
+
+# --- what a browser renders is what the scan reads (each channel: a failing case and its spellings)
+
+HTML_CHANNELS = [
+    pytest.param(f"<p>{m('x')}</p><!-->Ship the reranker.", "Ship the reranker.", id="empty-comment-closes"),
+    pytest.param(f"<p>{m('x')}</p><!-- a --!>Ship it now.", "Ship it now.", id="bang-comment-closes"),
+    pytest.param(f"<p>{m('x')}</p><!--->Ship it now.", "Ship it now.", id="dash-comment-closes"),
+    pytest.param("<style>q { quotes: '\u00ab' '\u00bb'; }</style>", "quotes:", id="css-quotes"),
+    pytest.param("<style>li::marker { content: '9 '; }</style>", "content:", id="css-marker-content"),
+    pytest.param(f'<ul style="list-style-type: \'10 \'"><li>{m("a")}</li></ul>', "list-style-type", id="style-string-marker"),
+    pytest.param(f'<ul style="list-style: decimal"><li>{m("a")}</li></ul>', "list-style: decimal", id="style-decimal"),
+    pytest.param(f"<style>ul {{ list-style-type: upper-roman; }}</style><ul><li>{m('a')}</li></ul>", "upper-roman",
+                 id="css-roman-numbering"),
+    pytest.param("<style>@counter-style x { symbols: '1'; }</style>", "@counter-style", id="counter-style"),
+    pytest.param('<input value="500 ms">', "value=500 ms", id="input-value"),
+    pytest.param('<input placeholder="ship it">', "placeholder=ship it", id="placeholder"),
+    pytest.param(f'<abbr title="0.9 lift">{m("x")}</abbr>', "title=0.9 lift", id="title"),
+    pytest.param('<button aria-label="deploy now"></button>', "aria-label=deploy now", id="aria-label"),
+    pytest.param(f'<img alt="{m("a")}" src="data:image/svg+xml,%3Csvg%3E%3Ctext%3E9%3C/text%3E%3C/svg%3E">',
+                 "data: URL", id="svg-data-url"),
+    pytest.param('<div style="background:url(data:text/html,<b>9</b>)"></div>', "data: URL", id="css-data-url"),
+    pytest.param('<object data="data:text/html,Ship it"></object>', "data: URL", id="object-data-url"),
+    pytest.param(f"<svg><text>axis 0.5</text></svg>{m('x')}", "axis 0.5", id="svg-text"),
+    pytest.param(f"<title>Ship {m('x')}</title>", "Ship", id="document-title"),
+]
+
+
+@pytest.mark.parametrize("html, fragment", HTML_CHANNELS)
+def test_every_channel_a_browser_renders_is_scanned(html, fragment):
+    assert any(fragment in orphan.text for orphan in scan_html(html, "o.html")), scan_html(html, "o.html")
+
+
+@pytest.mark.parametrize("html", [
+    f"<p>{m('a')}</p><!-- a comment that hides nothing -->",
+    '<link rel="icon" href="data:,">',
+    f"<ul style=\"list-style: none\"><li>{m('a')}</li></ul>",
+    f"<style>p {{ content: none; quotes: none; }}</style><p>{m('a')}</p>",
+    f'<abbr title="{m("0.9")}">{m("x")}</abbr>',
+])
+def test_what_a_browser_shows_nothing_of_passes(html):
+    assert scan_html(html, "o.html") == []
+
+
+MARKDOWN_CHANNELS = [
+    pytest.param(f"{m('See')} [{m('x')}](#a \"Ship it, 0.9 lift\")\n", "title=Ship it, 0.9 lift", id="link-title"),
+    pytest.param(f"{m('See')} [{m('x')}](#a 'Ship it')\n", "title=Ship it", id="link-title-single-quotes"),
+    pytest.param(f"[{m('x')}][r]\n\n[r]: #a \"Ship the reranker\"\n", "title=Ship the reranker", id="reference-title"),
+    pytest.param(f"{m('a')} <span title=\"12 ms\">{m('b')}</span>\n", "title=12 ms", id="raw-html-attribute"),
+    pytest.param(f"{m('a')}\n\n<!-->Ship it\n", "Ship it", id="comment-that-closes-at-once"),
+    pytest.param(f"1. {m('a')}\n2. {m('b')}\n", "<ol>", id="numbered-list"),
+]
+
+
+@pytest.mark.parametrize("text, fragment", MARKDOWN_CHANNELS)
+def test_every_channel_a_markdown_viewer_renders_is_scanned(text, fragment):
+    assert any(fragment in orphan.text for orphan in scan_markdown(text, "AAR.md")), scan_markdown(text, "AAR.md")
