@@ -66,11 +66,27 @@ Words (whole words, any case):
   `two-fold`, `hundredfold`). Why: "twice as fast" is the number 2. (`double` in `double-check`
   counts too: the rule cannot tell the senses apart, and rephrasing is cheap.)
 
+What a reader reads as a number though no digit spells it (`_extra_spans`):
+
+- *Letters for digits*: a token of digits and the look-alikes `l I O o` that holds a digit, a
+  decimal point or a closing `%` (`lOO%`, `l0`, `O.5`, `1OO`); its value reads the letters as
+  digits. Words stay words (`solo`, `Oslo`, `IO`).
+- *Digits NFKC does not make digits*: any character with a numeric value (dingbat digits `❶ ➊ ⓫`,
+  CJK numerals `三 十二`).
+- *Number words of other languages*: German, French, Spanish, Italian and Dutch counts (`zwei`,
+  `trois`, `cuatro`, `dieci`, `vijf`), without the words English prose uses otherwise (`un`,
+  `ein`, `six`, `once`, `cent`).
+- *Fractions in words*: `a quarter of`, `a third of`, `one fifth of`, `two thirds`, `three
+  quarters` (a lone `a third` is an ordinal: `a third row`).
+- *Identifiers that identify nothing*: given the ids the caller knows (`find_numerals(text,
+  ids)`: the dataset's, the ledger's and the results'), a digit-bearing identifier of the shape
+  above (`T-03`, `IDX-L03-001`) is a name only when it is one of them; `P-629` otherwise is a
+  numeral of kind `identifier`.
+
 Not numerals, by decision: ordinal words (`first`, `second`, `third`: too common in prose, and
-`second` is also a unit of time); `a third` or `a quarter` as fractions (they are those same
-words); vague or idiomatic counts (`once`, `single`, `pair`, `couple`, `both`, `several`, `few`);
-Roman numerals (`Phase II`, and `Ⅻ`, which NFKC makes letters). A unit suffix never scales a value
-(`300k` is 300, `5M` is 5).
+`second` is also a unit of time); vague or idiomatic counts (`once`, `single`, `pair`, `couple`,
+`both`, `several`, `few`); Roman numerals (`Phase II`, and `Ⅻ`, which NFKC makes letters). A unit
+suffix never scales a value (`300k` is 300, `5M` is 5).
 
 The quote rule (`inside_quoted_span`): a numeral is accounted for by a design quote only when it
 lies inside the quoted span, that is when the quote holds the same numeral (equal normalized
@@ -79,11 +95,12 @@ forms) with the same words around it. See that function.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
 
-KINDS = ("number", "number word", "multiplier", "version", "ordinal", "fraction")
+KINDS = ("number", "number word", "multiplier", "version", "ordinal", "fraction", "identifier")
 
 PLACEHOLDER_OPEN = "\ue010"
 PLACEHOLDER_CLOSE = "\ue011"
@@ -171,8 +188,109 @@ class Numeral:
     kind: str
 
 
-def find_numerals(text: str) -> list[Numeral]:
-    """Every numeral in `text` (plain text), in order, by the rules in this module's docstring."""
+# --- what a reader reads as a number without the shapes above -----------------------------------
+
+# Letters that stand for digits to a reader: `lOO%` is 100 %, `l0` is 10, `O.5` is 0.5.
+_LOOKALIKE_DIGITS = str.maketrans({"l": "1", "I": "1", "O": "0", "o": "0"})
+_LOOKALIKE = re.compile(r"(?<![\w.\-/@])[-+]?[lIOo0-9][lIOo0-9.,]*[%‰]?(?![\w\-/@])")
+# A look-alike token needs a look-alike letter beside a digit, a point or a per-cent sign.
+_LOOKALIKE_HINT = re.compile(r"[lIOo][\d.,%‰]|[\d.][lIOo]")
+# Number words of the languages a ledger may be written in (generator.verdicts), kept to words no
+# English sentence uses otherwise (`un`, `ein`, `dos`, `six`, `once`, `cent` are left out).
+_FOREIGN_WORDS = {
+    "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10,
+    "zwölf": 12, "zwanzig": 20, "dreißig": 30, "hundert": 100, "tausend": 1000, "million": None,
+    "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "huit": 8, "neuf": 9, "dix": 10, "douze": 12, "vingt": 20,
+    "trente": 30, "mille": 1000,
+    "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6, "siete": 7, "ocho": 8, "nueve": 9, "diez": 10,
+    "veinte": 20, "cien": 100, "ciento": 100,
+    "quattro": 4, "cinque": 5, "sette": 7, "dieci": 10, "venti": 20, "cento": 100,
+    "twee": 2, "drie": 3, "vijf": 5, "zeven": 7, "negen": 9, "tien": 10, "twintig": 20, "honderd": 100,
+    "duizend": 1000,
+}
+_FOREIGN = re.compile(r"(?<![\w-])(?:" + "|".join(sorted((word for word in _FOREIGN_WORDS if word != "million"),
+                                                         key=len, reverse=True)) + r")(?![\w-])",
+                      re.IGNORECASE)
+_DENOMINATORS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5,
+                 "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7, "eighth": 8, "eighths": 8,
+                 "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10, "hundredth": 100, "hundredths": 100,
+                 "thousandth": 1000, "thousandths": 1000}
+# `a quarter of`, `a third of`, `two thirds`, `three quarters`: fractions said in words.
+_FRACTION_WORDS = re.compile(
+    r"(?<![\w-])(?:(?P<article>an?|one)\s+(?P<single>" + "|".join(_DENOMINATORS) + r")(?=\s+of\b|-)"
+    r"|(?P<count>" + "|".join(_UNITS[2:] + _TENS) + r")[\s-]+(?P<plural>" + "|".join(
+        word for word in _DENOMINATORS if word.endswith("s") or word == "half") + r"))(?![\w])", re.IGNORECASE)
+# A digit-bearing identifier (`T-03`, `P-629`, `IDX-L03-001`): a name only when it names something.
+IDENTIFIER = re.compile(r"(?<![\w.-])(?:[A-Za-z0-9]+-)*[A-Z][A-Za-z0-9]*-\d+(?:-[A-Za-z0-9]+)*(?![\w-])")
+
+
+def _extra_spans(text: str, ids: frozenset[str] | None) -> list[tuple[int, int, str]]:
+    """The numerals the token scanner cannot see: look-alike letters, digits NFKC leaves as they are
+    (dingbat and CJK numerals), number words of other languages, fractions in words, and
+    identifiers that identify nothing the caller knows (`ids`)."""
+    spans = []
+    words = set(_LETTERS.findall(text.lower()))
+    for match in _LOOKALIKE.finditer(text) if _LOOKALIKE_HINT.search(text) else ():
+        token = match.group()
+        core = token.strip("+-%‰")
+        if any(char in "lIOo" for char in core) and len(core) >= 2 and (
+                any(char.isdigit() for char in core) or token[-1] in "%‰" or "." in core.strip(".")):
+            spans.append((match.start(), match.end(), "number"))
+    if not text.isascii():
+        index = 0
+        while index < len(text):
+            char = text[index]
+            if not char.isascii() and not _DIGIT.match(char) and unicodedata.numeric(char, None) is not None \
+                    and not unicodedata.normalize("NFKC", char).isascii():
+                end = index + 1
+                while end < len(text) and not text[end].isascii() and unicodedata.numeric(text[end], None) is not None:
+                    end += 1
+                spans.append((index, end, "number"))
+                index = end
+            else:
+                index += 1
+    if not words.isdisjoint(_FOREIGN_WORDS):
+        spans += [(match.start(), match.end(), "number word") for match in _FOREIGN.finditer(text)]
+    if not words.isdisjoint(_DENOMINATORS):
+        spans += [(match.start(), match.end(), "fraction") for match in _FRACTION_WORDS.finditer(text)]
+    if ids is not None and "-" in text:
+        spans += [(match.start(), match.end(), "identifier") for match in IDENTIFIER.finditer(text)
+                  if match.group() not in ids]
+    return spans
+
+
+def _merge(numerals: list[Numeral], extra: list[tuple[int, int, str]], text: str) -> list[Numeral]:
+    """The scanner's numerals with the extra spans; an extra span inside one already found is
+    dropped, and one that covers found numerals replaces them (`two thirds` is one fraction)."""
+    if not extra:
+        return numerals
+    merged = list(numerals)
+    for start, end, kind in sorted(extra, key=lambda span: (span[0], span[0] - span[1])):
+        if any(n.start <= start and end <= n.end for n in merged):
+            continue
+        merged = [n for n in merged if not (start <= n.start and n.end <= end)]
+        if any(n.start < end and start < n.end for n in merged):
+            continue
+        token = text[start:end]
+        merged.append(Numeral(start, end, token, " ".join(unicodedata.normalize("NFKC", token).lower().split()), kind))
+    return sorted(merged, key=lambda n: n.start)
+
+
+def find_numerals(text: str, ids: frozenset[str] | None = None) -> list[Numeral]:
+    """Every numeral in `text` (plain text), in order, by the rules in this module's docstring.
+    With `ids` (the identifiers of the dataset, the ledger and the results), a digit-bearing
+    identifier that is none of them is a numeral too (`P-629`)."""
+    return list(_numerals(text, ids))
+
+
+@functools.lru_cache(maxsize=16384)
+def _numerals(text: str, ids: frozenset[str] | None) -> tuple[Numeral, ...]:
+    # A check reads the same words many times (a model name placed in several claims, labels on
+    # every render): numerals are immutable, so each text is scanned once per process.
+    return tuple(_merge(_find_numerals(text), _extra_spans(text, ids), text))
+
+
+def _find_numerals(text: str) -> list[Numeral]:
     normal, starts, ends = _normalise(text)
     spans: list[tuple[int, int, str]] = []
     if _DIGIT.search(normal):
@@ -359,10 +477,10 @@ def numeral_value(numeral: Numeral) -> float | None:
     A sign counts (`-0.04`), a unit does not (`12ms` is 12, `95%` is 95)."""
     text = numeral.normalized
     kind = numeral.kind
-    if kind == "version":
+    if kind in ("version", "identifier"):
         return None
     if kind == "number word":
-        return _words_value(text)
+        return _FOREIGN_WORDS.get(text, _words_value(text)) if text in _FOREIGN_WORDS else _words_value(text)
     if kind == "multiplier":
         for stem, value in _MULTIPLIER_VALUES:
             if text.startswith(stem):
@@ -371,12 +489,18 @@ def numeral_value(numeral: Numeral) -> float | None:
             prefix = text[:-4].rstrip("-")
             return _number_value(prefix) if _DIGIT.search(prefix) else _words_value(prefix)
         return _number_value(text.lstrip("x×").strip())
+    words = re.split(r"[\s-]+", text)
+    if kind == "fraction" and len(words) == 2 and words[1] in _DENOMINATORS:
+        count = 1 if words[0] in ("a", "an", "one") else _WORD_VALUES.get(words[0])
+        return count / _DENOMINATORS[words[1]] if count is not None else None
     if kind == "fraction":
         sign, whole, numerator, denominator = _FRACTION_PARTS.search(text).groups()
         if int(denominator) == 0:
             return None
         value = int(whole or 0) + int(numerator) / int(denominator)
         return -value if sign == "-" else value
+    if any(char in "lio" for char in text) and not _LETTERS.fullmatch(text):
+        return _number_value(numeral.token.translate(_LOOKALIKE_DIGITS).rstrip("%‰"))
     return _number_value(text)
 
 

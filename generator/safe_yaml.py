@@ -116,12 +116,13 @@ class _Bounds:
                     raise InputError("YAML anchors and aliases are not allowed here (an alias can expand "
                                      "without bound); write the value out", path=self.path, line=line)
                 self.seen.add(id(child))
-                stack.append((child, depth + 1))
+            # Pushed last first, so the walk meets the document in reading order (the first alias first).
+            stack.extend((child, depth + 1) for child in reversed(children))
             if len(self.seen) > MAX_NODES:
                 raise InputError(f"more than {MAX_NODES} YAML nodes", path=self.path, line=line)
 
 
-def _compose(text: str, path: str, text_only: bool):
+def _compose(text: str, path: str, text_only: bool, bounds: bool = True):
     if len(text.encode("utf-8", errors="ignore")) > MAX_BYTES:
         raise InputError(f"larger than {MAX_BYTES // (1024 * 1024)} MB", path=path)
     loader = _loader(text_only)(text)
@@ -136,7 +137,7 @@ def _compose(text: str, path: str, text_only: bool):
     except RecursionError:
         loader.dispose()
         raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=path) from None
-    if root is not None:
+    if root is not None and bounds:
         _Bounds(path).check(root)
     return loader, root
 
@@ -163,12 +164,53 @@ def _convert(node, path: str) -> Node:
 
 
 def parse_yaml(text: str, path: str) -> Node | None:
-    """The ledger's node tree: every scalar as text, with lines."""
-    loader, root = _compose(text, path, text_only=True)
+    """The ledger's node tree: every scalar as text, with lines, bounded as `_Bounds` bounds a
+    document (a ledger is checked and converted in one walk: it is the largest file read)."""
+    loader, root = _compose(text, path, text_only=True, bounds=False)
     try:
-        return None if root is None else _convert(root, path)
+        return None if root is None else _BoundedConversion(path).convert(root, 1)
     finally:
         loader.dispose()
+
+
+class _BoundedConversion:
+    """`_Bounds` and `_convert` in one walk: children are marked when first reached, before any is
+    descended into, so an alias is met as an alias and not as deep nesting."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.seen: set[int] = set()
+        self.nodes = 1
+
+    def convert(self, node, depth: int) -> Node:
+        line = node.start_mark.line + 1
+        if depth > MAX_DEPTH:
+            raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=self.path, line=line)
+        if isinstance(node, yaml.ScalarNode):
+            return Node(None if node.tag == "tag:yaml.org,2002:null" else node.value, line)
+        children = node.value if isinstance(node, yaml.SequenceNode) else [child for pair in node.value
+                                                                           for child in pair]
+        for child in children:
+            if id(child) in self.seen:
+                raise InputError("YAML anchors and aliases are not allowed here (an alias can expand "
+                                 "without bound); write the value out", path=self.path, line=line)
+            self.seen.add(id(child))
+        self.nodes += len(children)
+        if self.nodes > MAX_NODES:
+            raise InputError(f"more than {MAX_NODES} YAML nodes", path=self.path, line=line)
+        if isinstance(node, yaml.SequenceNode):
+            return Node([self.convert(item, depth + 1) for item in node.value], line)
+        mapping: dict[str, tuple[int, Node]] = {}
+        for key_node, value_node in node.value:
+            key_line = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise InputError("a mapping key must be plain text", path=self.path, line=key_line)
+            key = key_node.value
+            if key in mapping:
+                raise InputError(f"duplicate key (first at line {mapping[key][0]})", path=self.path, line=key_line,
+                                 field=key)
+            mapping[key] = (key_line, self.convert(value_node, depth + 1))
+        return Node(mapping, line)
 
 
 class Lines:

@@ -241,3 +241,37 @@ def test_numeral_is_a_frozen_record():
     numeral = Numeral(0, 2, "20", "20", "number")
     with pytest.raises(AttributeError):
         numeral.start = 1
+
+
+# --- forms a reader reads as numbers that no digit spells (issue 20) ------------------------------
+
+READ_AS_NUMBERS = [
+    ("lOO% of queries", "lOO%"), ("l0 queries", "l0"), ("O.5 points", "O.5"), ("1OO% of them", "1OO%"),
+    ("\u2776 query", "\u2776"), ("\u278a", "\u278a"), ("\u24eb", "\u24eb"),          # dingbat and circled digits
+    ("\u4e09 queries", "\u4e09"), ("\u5341\u4e8c", "\u5341\u4e8c"),                   # CJK numerals
+    ("zwei Anfragen", "zwei"), ("trois requêtes", "trois"), ("cuatro consultas", "cuatro"),
+    ("vijf vragen", "vijf"), ("dieci domande", "dieci"),
+    ("a quarter of the queries", "a quarter"), ("a third of the pairs", "a third"),
+    ("two thirds of queries", "two thirds"), ("three quarters of them", "three quarters"),
+    ("one fifth of the rows", "one fifth"),
+]
+
+
+@pytest.mark.parametrize("text, token", READ_AS_NUMBERS)
+def test_forms_no_digit_spells_are_numerals(text, token):
+    assert token in [numeral.token for numeral in find_numerals(text)]
+
+
+NOT_NUMBERS = ["Hello world", "solo", "Oslo", "IO bound", "a third row", "sentence-transformers/all-MiniLM-L6-v2",
+               "I/O", "cool tool", "LOL", "the pool"]
+
+
+@pytest.mark.parametrize("text", NOT_NUMBERS)
+def test_words_that_only_look_like_digits_are_not(text):
+    assert find_numerals(text) == []
+
+
+def test_an_identifier_is_a_name_only_when_it_names_something_known():
+    assert find_numerals("Topic T-03 and P-629") == []                     # without ids: the old rule
+    found = [n.token for n in find_numerals("Topic T-03 and P-629", frozenset({"T-03"}))]
+    assert found == ["P-629"]

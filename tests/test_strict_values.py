@@ -527,7 +527,8 @@ def test_a_30_kb_alias_ledger_is_refused_at_once_as_aliases(reader):
     with pytest.raises(InputError) as caught:
         reader(text, "f.yaml")
     assert time.monotonic() - started < 0.5
-    assert str(caught.value) == ("f.yaml:201: YAML anchors and aliases are not allowed here (an alias can expand "
+    # Line 3 holds the first alias of the file: both readers walk the document in reading order.
+    assert str(caught.value) == ("f.yaml:3: YAML anchors and aliases are not allowed here (an alias can expand "
                                  "without bound); write the value out")
 
 

@@ -25,11 +25,13 @@ What the report holds and how it is printed: generator.claims.report.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import string
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from generator.claims.attribution import (ShownValue, attribution_reasons, mention_spans, mentions_row, named_rows,
@@ -52,7 +54,7 @@ from generator.claims.visible import (PLACED_CLOSE, PLACED_OPEN, UNFILLED_PLACEH
                                       source_with_values)
 from generator.errors import InputError
 from generator.fileio import display_path, sha256_file
-from generator.numerals import find_numerals, inside_quoted_span
+from generator.numerals import IDENTIFIER, find_numerals, inside_quoted_span
 from generator.project import Project
 from generator.verdicts import Verdict, normalise, phrase_spans, unlicensed, whether_spans
 from generator.wording import COMPARATIVE, QUALITY, data_text_problem
@@ -60,6 +62,34 @@ from generator.results import Step, cost_block, path_text
 
 # Top-level counts that say what was measured rather than how well.
 COUNTS = ("queries", "query_set", "documents", "candidate_depth", "topics")
+
+
+MAX_ID_FILE_BYTES = 2_000_000
+
+
+def _data_dir(project: Project) -> Path | None:
+    try:
+        return project.data_dir
+    except (InputError, AttributeError, TypeError):
+        return None
+
+
+
+
+def _collect_identifiers(value: Any, found: set[str], depth: int = 0) -> None:
+    """Every key and string of a results document shaped like an identifier."""
+    if depth > 60:
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and IDENTIFIER.fullmatch(key):
+                found.add(key)
+            _collect_identifiers(item, found, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _collect_identifiers(item, found, depth + 1)
+    elif isinstance(value, str) and len(value) <= 80:
+        found.update(IDENTIFIER.findall(value))
 
 
 def _skip_rerank_reason(project: Project) -> str | None:
@@ -75,14 +105,45 @@ class _Context:
     """What every claim of one check shares: the design documents, the results files read and the
     decisions their triggers compute."""
 
-    def __init__(self, project: Project, ledger_display: str, languages: tuple[str, ...] = ()):
+    def __init__(self, project: Project, ledger_display: str, languages: tuple[str, ...] = (),
+                 claim_ids: tuple[str, ...] = ()):
         self.languages = languages
+        self.claim_ids = claim_ids
+        self._identifiers: frozenset[str] | None = None
+        self.data_dir = _data_dir(project)
         self.design = DesignLibrary(project.design_dir)
         self.results = ResultsFiles(project.outputs_dir, project.root, _skip_rerank_reason(project))
         self.outputs_dir = project.outputs_dir
         self.design_dir = project.design_dir
         self.ledger_display = ledger_display
         self._decisions: list[DecisionRow] | None = None
+
+    @property
+    def identifiers(self) -> frozenset[str]:
+        """What a digit-bearing identifier in a claim may name (`T-03`, `D-005`, `S-012`): an id the
+        results files of outputs/ hold (a query, a document, a topic, a stage), a claim's id or a
+        decision's; any other (`P-629`) is a number typed by hand (generator.numerals)."""
+        if self._identifiers is None:
+            found: set[str] = set(self.claim_ids) | {row.trigger.decision for row in self.decisions}
+            for path in sorted(self.outputs_dir.glob("results*.json")) if self.outputs_dir.is_dir() else []:
+                try:
+                    data = json.loads(path.read_text(encoding="utf-8"))
+                except (OSError, ValueError, RecursionError):
+                    continue
+                _collect_identifiers(data, found)
+            # The dataset's ids: the run files and judgements beside the results, and the data
+            # folder's smaller files (queries, judgements, ledgers; a large corpus is left out).
+            texts = [*self.outputs_dir.glob("runs*/*")] if self.outputs_dir.is_dir() else []
+            if self.data_dir is not None and self.data_dir.is_dir():
+                texts += [path for path in self.data_dir.rglob("*") if path.is_file()
+                          and path.stat().st_size <= MAX_ID_FILE_BYTES]
+            for path in sorted(texts):
+                try:
+                    found.update(IDENTIFIER.findall(path.read_text(encoding="utf-8", errors="replace")))
+                except OSError:
+                    continue
+            self._identifiers = frozenset(found)
+        return self._identifiers
 
     @property
     def outcomes(self) -> re.Pattern | None:
@@ -249,7 +310,7 @@ def check_claim(claim: Claim, context: _Context) -> ClaimResult:
     reasons.extend(attribution_reasons(shown, visible.plain, queries_shown, query_set_files))
     reasons.extend(_cost_only_reasons(claim, shown, context, visible.plain))
     reasons.extend(_decision_reasons(claim, context, visible.plain, found))
-    reasons.extend(_typed_numbers(visible.text, found, shown))
+    reasons.extend(_typed_numbers(visible.text, found, shown, context.identifiers))
     return ClaimResult(claim=claim, traceable=not reasons, reasons=reasons,
                        rendered_text=rendered_markdown(claim.text, formatted), evidence=found.evidence)
 
@@ -502,7 +563,7 @@ def _related(name: str, shown_names: list[str], found: _Gathered, plain: str) ->
     return path_text(steps) in COUNTS or not rows or any(mentions_row(plain, row) for row in rows)
 
 
-def _typed_numbers(marked: str, found: _Gathered, shown: list[ShownValue]) -> list[str]:
+def _typed_numbers(marked: str, found: _Gathered, shown: list[ShownValue], ids: frozenset[str]) -> list[str]:
     """A reason for every numeral a reader sees that neither a placeholder, a named query id nor a
     quoted design span accounts for."""
     placed: list[tuple[int, int]] = []
@@ -519,7 +580,7 @@ def _typed_numbers(marked: str, found: _Gathered, shown: list[ShownValue]) -> li
         if query is not None:
             placed.extend(query_spans(words, query))
     reasons = []
-    for numeral in find_numerals(marked):
+    for numeral in find_numerals(marked, ids):
         if any(low <= numeral.start and numeral.end <= high for low, high in placed):
             continue
         if any(inside_quoted_span(words, numeral, quote) for quote in found.quotes):
@@ -568,7 +629,7 @@ def check_ledger(ledger: Ledger, project: Project) -> tuple[list[ClaimResult], d
     and every decision record's trigger, evaluated."""
     ledger_display = display_path(ledger.path)
     _check_placement(ledger, project, ledger_display)
-    context = _Context(project, ledger_display, ledger.languages)
+    context = _Context(project, ledger_display, ledger.languages, tuple(claim.id for claim in ledger.claims))
     checked = [check_claim(claim, context) for claim in ledger.claims]
     decisions = context.decisions
     return checked, context.results.sha256(), decisions

@@ -127,3 +127,12 @@ def test_a_section_title_carries_no_verdict(make_project, tmp_path, capsys):
 
 def test_the_fixture_queries_are_twenty():
     assert len(FIXTURE_QUERIES) == 20
+
+
+def test_an_identifier_that_names_nothing_is_a_number_typed_by_hand(make_project, tmp_path):
+    extra = (claim("T-03", "Hybrid fuses both lists with RRF constant 60.", FUSION)
+             + claim("named", "Claim T-03 says hybrid fuses both lists with RRF constant 60.", FUSION)
+             + claim("invented", "Query P-629 is where hybrid fuses both lists with RRF constant 60.", FUSION))
+    report = check_project(load_project(make_project(tmp_path / "p", extra_claims=extra)))
+    assert report.result("named").traceable
+    assert "number 'P-629' is typed by hand" in "; ".join(report.result("invented").reasons)
