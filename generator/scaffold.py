@@ -274,7 +274,7 @@ claims:
     output: teachback
     section: rows
     kind: factual
-    text: "The hybrid row fuses the dense and sparse lists with Reciprocal Rank Fusion."
+    text: "The hybrid row fuses both lists with Reciprocal Rank Fusion."
     # sources:
     #   - design: {document: decisions.md, quote: "**Choice:** Reciprocal Rank Fusion with constant 60 over both top-50 lists."}
   - id: candidates-fixed

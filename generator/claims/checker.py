@@ -47,6 +47,8 @@ from generator.claims.measured import ResultsFiles, evaluate_predicate, resolve_
 from generator.claims.predicates import can_fail
 from generator.claims.evidence import Evidence
 from generator.claims.repeats import find_repeats
+from generator.claims.statistic import idle_predicate, statistic_reasons
+from generator.claims.subjects import subject_reasons
 from generator.core.options import SKIP_RERANK_REASON
 from generator.claims.report import CheckReport, ClaimResult
 from generator.claims.triggers import UNDECIDED, DecisionRow, DesignRules, evaluate_trigger, read_design_rules
@@ -237,6 +239,8 @@ def _check_predicates(claim: Claim, found: _Gathered) -> set[str]:
         elif not can_fail(source.compiled, found.values):
             found.reasons.append(f"predicate {source.predicate!r} cannot fail: it stays true however its values "
                                  "change, so it supports nothing")
+        elif idle := idle_predicate(source.compiled.tree, source.compiled.names):
+            found.reasons.append(f"predicate {source.predicate!r}: {idle}")
         for name in source.steps:
             found.value_evidence[name].predicate_holds = holds
     return compared
@@ -308,6 +312,9 @@ def check_claim(claim: Claim, context: _Context) -> ClaimResult:
                      if path_text(value.steps) in ("queries", "query_set")}
     query_set_files = {value.file for value in shown if context.results.measures_queries(value.file)}
     reasons.extend(attribution_reasons(shown, visible.plain, queries_shown, query_set_files))
+    reasons.extend(statistic_reasons(shown, visible.plain))
+    declared = [ShownValue(name, source.file, source.steps[name]) for name, source in found.value_sources.items()]
+    reasons.extend(subject_reasons(visible.plain, [source.quote for source in claim.design_sources], declared))
     reasons.extend(_cost_only_reasons(claim, shown, context, visible.plain))
     reasons.extend(_decision_reasons(claim, context, visible.plain, found))
     reasons.extend(_typed_numbers(visible.text, found, shown, context.identifiers))

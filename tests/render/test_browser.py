@@ -280,3 +280,45 @@ def test_generated_ledgers_show_no_numeral_nobody_emitted(tmp_path, make_project
             check()
         finally:
             browser.close()
+
+
+# Template snippets a hand might add: some the scan must refuse, all the browser must agree with.
+SNIPPETS = ['<p title="9 ms">{{ L.verdict }}</p>', "<!-->7 queries", "<!-- 3 -->", '<noscript>5</noscript>',
+            '<template>6</template>', '<ul style="list-style: decimal"><li>{{ L.verdict }}</li></ul>',
+            "<p>{{ L.verdict }} 2</p>", '<input value="8">', "<svg><text>0.5</text></svg>", "<p>{{ L.verdict }}</p>"]
+
+
+@pytest.mark.browser
+def test_generated_templates_show_no_numeral_nobody_emitted(tmp_path, make_project):
+    """Hypothesis adds snippets to the readout template; whenever the orphan scan lets the render
+    through, Chromium shows no numeral the checker did not account for."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from generator.errors import InputError
+    from generator.project import load_project
+    from generator.render.renderer import render_project
+
+    with _playwright() as playwright:
+        browser = _browser(playwright)
+        page = browser.new_page(viewport=DESKTOP)
+        counter = iter(range(10_000))
+
+        @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(st.lists(st.sampled_from(SNIPPETS), min_size=1, max_size=3))
+        def check(snippets):
+            root = make_project(tmp_path / f"t{next(counter)}", own_templates=True)
+            template = root / "templates" / "readout.html.j2"
+            text = template.read_text(encoding="utf-8")
+            template.write_text(text.replace("</main>", "".join(snippets) + "\n</main>", 1), encoding="utf-8")
+            try:
+                outcome = render_project(load_project(root))
+            except InputError:   # a template the renderer refuses outright renders nothing to compare
+                return
+            if outcome.ok:
+                assert _unaccounted(root, page) == set(), snippets
+
+        try:
+            check()
+        finally:
+            browser.close()
