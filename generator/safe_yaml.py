@@ -182,7 +182,7 @@ class _BoundedConversion:
         self.seen: set[int] = set()
         self.nodes = 1
 
-    def convert(self, node, depth: int) -> Node:
+    def convert(self, node: yaml.Node, depth: int) -> Node:
         line = node.start_mark.line + 1
         if depth > MAX_DEPTH:
             raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=self.path, line=line)
