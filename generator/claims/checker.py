@@ -47,7 +47,7 @@ from generator.claims.measured import ResultsFiles, evaluate_predicate, resolve_
 from generator.claims.predicates import can_fail
 from generator.claims.evidence import Evidence
 from generator.claims.repeats import find_repeats
-from generator.claims.statistic import idle_predicate, statistic_reasons
+from generator.claims.statistic import idle_predicate, query_set_reasons, statistic_reasons
 from generator.claims.subjects import subject_reasons
 from generator.core.options import SKIP_RERANK_REASON
 from generator.claims.report import CheckReport, ClaimResult
@@ -313,6 +313,7 @@ def check_claim(claim: Claim, context: _Context) -> ClaimResult:
     query_set_files = {value.file for value in shown if context.results.measures_queries(value.file)}
     reasons.extend(attribution_reasons(shown, visible.plain, queries_shown, query_set_files))
     reasons.extend(statistic_reasons(shown, visible.plain))
+    reasons.extend(query_set_reasons(shown, queries_shown))
     declared = [ShownValue(name, source.file, source.steps[name]) for name, source in found.value_sources.items()]
     reasons.extend(subject_reasons(visible.plain, [source.quote for source in claim.design_sources], declared))
     reasons.extend(_cost_only_reasons(claim, shown, context, visible.plain))

@@ -22,13 +22,16 @@ Each rule reads the placeholders a claim shows and the sentence a reader sees:
   pass, `depth` candidates: a sentence showing one names its unit (tokens; batch or pairs per
   pass; candidates or depth or top).
 
+- **A value with its own query set** (`query_set_reasons`): where a sentence shows the query counts
+  of two results files, each value is read with the count before it (or, before any, the first
+  after it), which must be its own file's.
 - **A predicate compares what it names** (`idle_predicate`): naming two values and holding each
   against an arbitrary constant (`h > -1 and d > -1`) compares nothing.
 
 Limits: the rules read words, not grammar. A sentence that names the right words in a misleading
-order ("dense, whose lift over hybrid ..." written about hybrid's change) can still pass, and a
-value from one query set shown beside another's count is the attribution rule's to catch, not
-this module's.
+order ("dense, whose lift over hybrid ..." written about hybrid's change) can still pass, and
+a sentence that names each count after its values ("... {d} on {n} queries and {d300} on all
+{n300}") reads the second value with the first count: name a count before its values.
 """
 
 from __future__ import annotations
@@ -155,3 +158,25 @@ def _constant(node: ast.AST):
 
 def _names_in(node: ast.AST) -> set[str]:
     return {child.id for child in ast.walk(node) if isinstance(child, ast.Name)}
+
+
+def query_set_reasons(shown: list[ShownValue], counts: dict[str, str]) -> list[str]:
+    """In a sentence that shows the query counts of two results files, each value is read with
+    the count that governs it: the nearest count before it ("on all {n300} queries, ... {d300}"),
+    or, before any count, the first one after it. The 300-query interval must not be read with the
+    20-query count. `shown` is in the order the sentence shows it; `counts` maps a file to its
+    count's placeholder."""
+    if len(counts) < 2:
+        return []
+    position = {name: index for index, name in enumerate(value.name for value in shown)}
+    count_at = sorted((position[name], file) for file, name in counts.items() if name in position)
+    reasons = []
+    for index, value in enumerate(shown):
+        if value.name in counts.values() or value.file not in counts:
+            continue
+        before = [file for at, file in count_at if at < index]
+        governing = before[-1] if before else next((file for at, file in count_at if at > index), None)
+        if governing is not None and governing != value.file:
+            reasons.append(f"{{{value.name}}} comes from {value.file} but is read with {{{counts[governing]}}}, the "
+                           f"query count of {governing}: a value goes with its own query set's count")
+    return reasons

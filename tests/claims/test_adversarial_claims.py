@@ -479,6 +479,18 @@ ATTRIBUTION = [
     pytest.param("On {n} queries, hybrid changes nDCG@5 over dense by between {lo:+.3f} and {hi:+.3f}.",
                  measured(INTERVAL, "lo < hi", file="results-300.json") + measured({"n": "queries"}),
                  QUERY_SET_REASON, id="300-query-interval-under-20-query-count"),
+    pytest.param("On the {n} sample queries, hybrid's nDCG@5 change over dense has the interval {lo:+.3f} to "
+                 "{hi:+.3f}; on all {n300} it is {d:+.3f}.",
+                 measured({"n": "queries"}) + measured({**INTERVAL, "n300": "queries",
+                                                        "d": "table[search=hybrid].paired_vs_dense.nDCG@5.delta"},
+                                                       "lo < hi", file="results-300.json"),
+                 "is read with {n}, the query count of results.json", id="300-query-interval-read-with-both-counts"),
+    pytest.param("On all {n300} queries hybrid's nDCG@5 changes over dense by {d:+.3f}; on the {n} sample queries "
+                 "its interval runs {lo:+.3f} to {hi:+.3f}.",
+                 measured({"n": "queries"}) + measured({**INTERVAL, "n300": "queries",
+                                                        "d": "table[search=hybrid].paired_vs_dense.nDCG@5.delta"},
+                                                       "lo < hi", file="results-300.json"),
+                 "is read with {n}, the query count of results.json", id="300-query-interval-moved-to-the-sample"),
     pytest.param("Hybrid reaches nDCG@5 {v:.3f}.", measured({"v": "per_query.hybrid.q01.nDCG@5"}),
                  "{v} is the value of query q01 alone, but the sentence does not name query q01",
                  id="one-query-as-the-mean"),
