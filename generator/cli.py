@@ -7,40 +7,30 @@ sandbox run), 2 usage or input error. Library code raises; `main` maps every exc
 `exit_code_for`, the one map, and prints it as one line (the traceback only with `--debug` or
 `READOUT_DEBUG=1`).
 
-The evaluation stage (and `cost`) imports numpy, torch, sentence-transformers and bm25s, so its
-modules are imported inside the command bodies that need them: `check`, `render` and `sandbox`
-start without any of them.
+Each command imports only what it runs: its modules are imported inside its own functions, and
+only the chosen command's options are configured, so `check` starts without the renderer, Jinja
+or NumPy, `render` without the evaluation stage, and nothing but `evaluate`, `cost` and `build`
+loads torch (tests/test_architecture.py holds each command to its import set).
 """
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
+import importlib
 import os
 import re
 import sys
 import traceback
 from pathlib import Path
-from typing import Callable, NoReturn, Sequence, TextIO
+from typing import TYPE_CHECKING, Callable, NoReturn, Sequence, TextIO
 
 from generator import __version__
-from generator.build import build_project
-from generator.claims.checker import check_project
-from generator.claims.draft import import_draft
-from generator.claims.freeze import freeze_project
-from generator.claims.report import format_github, format_text, report_dict
 from generator.errors import InputError, ReadoutError
-from generator.core.options import (DEVICES, ENCODE_BATCH_SIZE, QUERY_SETS, RERANK_BATCH_SIZE, RERANK_COST,
-                                        SKIP_RERANK_REASON)
-from generator.core.data_source import identifier_of
-from generator.core.selftest import MUTANT_NOTICE, run_checks
 from generator.fileio import LINK_LOOP, display_path, dumps_json, path_option
-from generator.render.export import configure_export, run_export
-from generator.scaffold import configure_init, init_lines, init_project
-from generator.project import Project, load_project
-from generator.render.renderer import RenderOutcome, render_project
-from generator.sandbox.ceiling import compute_ceiling, format_text as format_ceiling, load_case, parse_case
-from generator.sandbox.runner import SandboxOutcome, run_sandbox
+
+if TYPE_CHECKING:
+    from generator.render.renderer import RenderOutcome
+    from generator.sandbox.runner import SandboxOutcome
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -120,6 +110,8 @@ def _configure_selftest(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_selftest(args: argparse.Namespace) -> int:
+    from generator.core.selftest import MUTANT_NOTICE, run_checks
+    
     if args.mutant:
         print(MUTANT_NOTICE)
     results = run_checks(mutant=args.mutant)
@@ -136,6 +128,8 @@ def _run_selftest(args: argparse.Namespace) -> int:
 
 
 def _configure_evaluate(parser: argparse.ArgumentParser) -> None:
+    from generator.core.options import ENCODE_BATCH_SIZE, QUERY_SETS, RERANK_COST
+    
     _project_argument(parser, "project directory holding readout.yaml and outputs/ (default: .)")
     parser.add_argument("--data", type=path_option, default=None,
                         help="BEIR dataset directory (corpus.jsonl, queries.jsonl, qrels/test.tsv); "
@@ -166,6 +160,8 @@ def _configure_evaluate(parser: argparse.ArgumentParser) -> None:
 
 
 def _runtime_arguments(parser: argparse.ArgumentParser) -> None:
+    from generator.core.options import DEVICES, RERANK_BATCH_SIZE
+    
     parser.add_argument("--device", default=None, choices=DEVICES,
                         help="auto picks cuda, then mps, then cpu (default: readout.yaml's evaluate.device, "
                              "else auto)")
@@ -181,7 +177,9 @@ def _positive(value: int | None, option: str) -> int | None:
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
+    from generator.core.options import SKIP_RERANK_REASON
     from generator.evaluate.pipeline import run_and_write
+    from generator.project import load_project
 
     project = load_project(args.project)
     project.require_kind("beir", "evaluate")
@@ -200,6 +198,8 @@ def _run_evaluate(args: argparse.Namespace) -> int:
 
 
 def _configure_cost(parser: argparse.ArgumentParser) -> None:
+    from generator.core.options import QUERY_SETS
+    
     parser.add_argument("model", help="reranker: a built-in shape (BAAI/bge-reranker-v2-m3, -large, -base, "
                                       "cross-encoder/ms-marco-MiniLM-L-12-v2, -L-6-v2), a directory holding its "
                                       "config.json, or a hub name (config.json from the Hugging Face cache or hub)")
@@ -224,6 +224,7 @@ def _run_cost(args: argparse.Namespace) -> int:
     from generator.evaluate.pipeline import prepare_data
     from generator.evaluate.cost import cost_curve, measure_rerank_cost
     from generator.evaluate.cost_report import depths_from_text, format_curve, format_measurement
+    from generator.project import load_project
 
     depths = depths_from_text(args.depth) if args.depth is not None else None
     project = load_project(args.project)
@@ -260,6 +261,8 @@ def _run_cost(args: argparse.Namespace) -> int:
 
 
 def _run_init(args: argparse.Namespace) -> int:
+    from generator.scaffold import init_lines, init_project
+    
     outcome = init_project(args.directory, title=args.title, data=args.data, force=args.force)
     _print_lines(init_lines(outcome), sys.stdout)
     return EXIT_OK
@@ -277,6 +280,10 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_check(args: argparse.Namespace) -> int:
+    from generator.claims.checker import check_project
+    from generator.claims.report import format_github, format_text, report_dict
+    from generator.project import load_project
+    
     report = check_project(load_project(args.project), record_history=not args.no_record)
     if args.format == "json":
         sys.stdout.write(dumps_json(report_dict(report)))
@@ -297,6 +304,9 @@ def _configure_freeze(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_freeze(args: argparse.Namespace) -> int:
+    from generator.claims.freeze import freeze_project
+    from generator.project import load_project
+    
     project = load_project(args.project)
     outcome = freeze_project(project, reason=args.reason, post_hoc=args.post_hoc)
     previous, current = outcome.previous, outcome.current
@@ -332,6 +342,8 @@ def _configure_import_draft(parser: argparse.ArgumentParser) -> None:
 
 def _declared_sections(ledger_path: Path, output: str) -> list[str]:
     """The sections readout.yaml declares for `output`, when the ledger sits in a project."""
+    from generator.project import load_project
+
     root = ledger_path.resolve().parent.parent
     if not (root / "readout.yaml").is_file():
         return []
@@ -343,6 +355,8 @@ def _declared_sections(ledger_path: Path, output: str) -> list[str]:
 
 
 def _run_import_draft(args: argparse.Namespace) -> int:
+    from generator.claims.draft import import_draft
+    
     added, skipped = import_draft(args.draft, args.output_name, args.ledger,
                                   _declared_sections(args.ledger, args.output_name))
     shown = display_path(args.ledger)
@@ -396,6 +410,9 @@ def _report_render(outcome: RenderOutcome, check_only: bool) -> int:
 
 
 def _run_render(args: argparse.Namespace) -> int:
+    from generator.project import load_project
+    from generator.render.renderer import render_project
+    
     outcome = render_project(load_project(args.project), draft=args.draft, check_only=args.check_only)
     return _report_render(outcome, args.check_only)
 
@@ -410,6 +427,12 @@ def _configure_build(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_build(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+    
+    from generator.build import build_project
+    from generator.core.data_source import identifier_of
+    from generator.project import load_project
+    
     project = load_project(args.project)
     if args.data is not None:
         # An option's path is relative to the working directory; readout.yaml's `data` to the project.
@@ -444,7 +467,10 @@ def _report_sandbox(outcome: SandboxOutcome) -> int:
 
 
 def _run_sandbox(args: argparse.Namespace) -> int:
-    project: Project = load_project(args.project)
+    from generator.project import load_project
+    from generator.sandbox.runner import run_sandbox
+    
+    project = load_project(args.project)
     project.require_kind("sandbox", "sandbox")
     outcome = run_sandbox(project.sandbox_config(), report_visibility=args.report_visibility)
     if outcome.valid and outcome.result is not None:
@@ -471,6 +497,8 @@ def _configure_ceiling(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_ceiling(args: argparse.Namespace) -> int:
+    from generator.sandbox.ceiling import compute_ceiling, format_text as format_ceiling, load_case, parse_case
+    
     data, source = load_case(args.input)
     if isinstance(data, dict):
         if args.pool is not None:
@@ -495,8 +523,18 @@ def _run_ceiling(args: argparse.Namespace) -> int:
 
 Command = tuple[str, str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 
+
+def _elsewhere(module: str, function: str) -> Callable:
+    """A command function that lives in another module, imported only when the command is chosen."""
+    def call(argument):   # type: ignore[no-untyped-def]
+        return getattr(importlib.import_module(module), function)(argument)
+    call.__qualname__ = f"{module}.{function}"
+    return call
+
+
 COMMANDS: tuple[Command, ...] = (
-    ("init", "scaffold a new review project: readout.yaml, design/, claims/, outputs/", configure_init, _run_init),
+    ("init", "scaffold a new review project: readout.yaml, design/, claims/, outputs/", _elsewhere("generator.scaffold", "configure_init"),
+     _run_init),
     ("selftest", "check the scorer against hand-computed fixtures", _configure_selftest, _run_selftest),
     ("evaluate", "run the four-row benchmark and write results.json", _configure_evaluate, _run_evaluate),
     ("freeze", "record the hashes of the design documents", _configure_freeze, _run_freeze),
@@ -510,7 +548,8 @@ COMMANDS: tuple[Command, ...] = (
     ("ceiling", "compute the oracle reranking ceiling", _configure_ceiling, _run_ceiling),
     ("cost", "measure a reranker's CPU cost by its shape (random weights, real pairs)", _configure_cost,
      _run_cost),
-    ("export", "export a report's rows table as CSV or a LaTeX booktabs table", configure_export, run_export),
+    ("export", "export a report's rows table as CSV or a LaTeX booktabs table", _elsewhere("generator.render.export", "configure_export"),
+     _elsewhere("generator.render.export", "run_export")),
 )
 
 
@@ -521,7 +560,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, _one_line(f"Error: {self.prog}: {message} (see {self.prog} --help)") + "\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
+    """Every command's parser; with `chosen`, only that command's options are configured (the
+    others' configuration imports modules the chosen command does not run)."""
     parser = _Parser(
         prog="readout",
         description="Decide, with evidence anyone can audit, whether a cross-encoder reranker earns "
@@ -534,7 +575,8 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
     for name, summary, configure, run in COMMANDS:
         sub = subparsers.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
-        configure(sub)
+        if chosen is None or name == chosen:
+            configure(sub)
         sub.set_defaults(run=run)
     return parser
 
@@ -543,8 +585,14 @@ def _debugging(args: argparse.Namespace | None) -> bool:
     return bool(getattr(args, "debug", False)) or os.environ.get("READOUT_DEBUG", "").strip() not in ("", "0")
 
 
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The command word of a command line: the first word that is not a global option."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_command_in(argv)).parse_args(argv)
     try:
         return args.run(args)
     except BaseException as error:  # noqa: BLE001 - the one place every exception becomes an exit code

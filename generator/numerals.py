@@ -99,6 +99,7 @@ import functools
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import Container
 
 KINDS = ("number", "number word", "multiplier", "version", "ordinal", "fraction", "identifier")
 
@@ -224,7 +225,7 @@ _FRACTION_WORDS = re.compile(
 IDENTIFIER = re.compile(r"(?<![\w.-])(?:[A-Za-z0-9]+-)*[A-Z][A-Za-z0-9]*-\d+(?:-[A-Za-z0-9]+)*(?![\w-])")
 
 
-def _extra_spans(text: str, ids: frozenset[str] | None) -> list[tuple[int, int, str]]:
+def _extra_spans(text: str, ids: Container[str] | None) -> list[tuple[int, int, str]]:
     """The numerals the token scanner cannot see: look-alike letters, digits NFKC leaves as they are
     (dingbat and CJK numerals), number words of other languages, fractions in words, and
     identifiers that identify nothing the caller knows (`ids`)."""
@@ -276,7 +277,7 @@ def _merge(numerals: list[Numeral], extra: list[tuple[int, int, str]], text: str
     return sorted(merged, key=lambda n: n.start)
 
 
-def find_numerals(text: str, ids: frozenset[str] | None = None) -> list[Numeral]:
+def find_numerals(text: str, ids: Container[str] | None = None) -> list[Numeral]:
     """Every numeral in `text` (plain text), in order, by the rules in this module's docstring.
     With `ids` (the identifiers of the dataset, the ledger and the results), a digit-bearing
     identifier that is none of them is a numeral too (`P-629`)."""
@@ -284,7 +285,7 @@ def find_numerals(text: str, ids: frozenset[str] | None = None) -> list[Numeral]
 
 
 @functools.lru_cache(maxsize=16384)
-def _numerals(text: str, ids: frozenset[str] | None) -> tuple[Numeral, ...]:
+def _numerals(text: str, ids: Container[str] | None) -> tuple[Numeral, ...]:
     # A check reads the same words many times (a model name placed in several claims, labels on
     # every render): numerals are immutable, so each text is scanned once per process.
     return tuple(_merge(_find_numerals(text), _extra_spans(text, ids), text))

@@ -427,11 +427,26 @@ def parse_results_json(text: str) -> Any:
     """The JSON of a results file (`strict_json`, at most MAX_RESULTS_DEPTH levels deep), so that
     no value a claim or a table shows is NaN, an infinity or a number Python cannot print."""
     data = strict_json(text)
-    problem = _unrepresentable(data)
-    if problem is not None:
-        # Only the depth can still be wrong here: the hooks refused every other case.
-        raise JSONValueError(problem)
+    # Only the depth can still be wrong here: the hooks refused every other case. The walk that
+    # names where is run only once the quick one has found something.
+    if _deeper_than(data, MAX_RESULTS_DEPTH):
+        raise JSONValueError(_unrepresentable(data) or f"nested more than {MAX_RESULTS_DEPTH} levels deep")
     return data
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether any value of `data` lies more than `limit` levels deep (the top level is level 1),
+    walking containers only."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        if children and depth + 1 > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 def read_results(path: Path, name: str | None = None, *,

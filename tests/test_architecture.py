@@ -7,19 +7,22 @@ bm25s, and package docstrings and ARCHITECTURE.md that name exactly the modules 
 from __future__ import annotations
 
 import ast
+import json
+import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli_in_fresh_interpreter
+from tests.conftest import cli_in_fresh_interpreter, run_python
 
 PACKAGE = Path(__file__).resolve().parents[1] / "generator"
 # (module, function) pairs allowed to import a sibling inside a function, and what they may import.
-LATE_IMPORTS_ALLOWED = {("generator.cli", "_run_evaluate"): "generator.evaluate",
-                        ("generator.cli", "_run_cost"): "generator.evaluate",
-                        ("generator.build", "refresh_results"): "generator.evaluate",
+# The CLI imports each command's modules inside that command's functions (any of the package);
+# elsewhere only these late imports are allowed.
+LATE_IMPORTS_ANYWHERE_IN = ("generator.cli",)
+LATE_IMPORTS_ALLOWED = {("generator.build", "refresh_results"): "generator.evaluate",
                         # NumPy and SciPy, only when a results file holds comparisons to draw again.
                         ("generator.claims.rederive", "recompute_comparison"): "generator.core.comparisons"}
 
@@ -177,7 +180,7 @@ def test_sibling_modules_are_imported_at_the_top_except_the_evaluation_stage():
                 continue
             for node in ast.walk(function):
                 for target in _imported(node):
-                    if target.startswith("generator"):
+                    if target.startswith("generator") and name not in LATE_IMPORTS_ANYWHERE_IN:
                         allowed = LATE_IMPORTS_ALLOWED.get((name, function.name))
                         if allowed is None or not target.startswith(allowed):
                             late.append(f"{name}.{function.name} imports {target}")
@@ -203,6 +206,49 @@ def test_light_commands_never_import_heavy_libraries(argv, allowed, tmp_path):
     assert code == 0, output
     assert heavy is not None and not set(heavy) & set(MODEL_STACK), output
     assert set(heavy) <= set(allowed), output
+
+
+# What each gate command must not import once its memos are warm (generator.claims.memo): the
+# renderer, Jinja and NumPy stay out of `check`; the evaluation stage out of `render --check`.
+NOT_IMPORTED = {
+    ("check", "--no-record"): ["numpy", "scipy", "jinja2", "html5lib", "generator.render", "generator.evaluate",
+                               "generator.build", "generator.scaffold", "generator.sandbox.runner", *MODEL_STACK],
+    ("render", "--check"): ["numpy", "scipy", "generator.evaluate", "generator.build", "generator.scaffold",
+                            "generator.sandbox.runner", *MODEL_STACK],
+}
+_MODULES_AFTER = ("import json, sys; from generator.cli import main; rc = main(sys.argv[1:]); "
+                  "print(json.dumps(sorted(sys.modules))); sys.exit(rc)")
+
+
+def _imported_by(argv: list[str], cwd: Path, cache: Path) -> set[str]:
+    completed = run_python("-c", _MODULES_AFTER, *argv, cwd=cwd,
+                           env={**os.environ, "READOUT_CACHE": str(cache), "READOUT_NO_MEMO": ""})
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr
+    return set(json.loads(completed.stdout.strip().splitlines()[-1]))
+
+
+def _within(modules: set[str], names: list[str]) -> list[str]:
+    return sorted(module for module in modules if any(module == name or module.startswith(name + ".")
+                                                       for name in names))
+
+
+@pytest.mark.parametrize("command", sorted(NOT_IMPORTED), ids=" ".join)
+@pytest.mark.parametrize("project", [".", "examples/l03"])
+def test_each_gate_command_imports_only_what_it_runs(command, project, tmp_path):
+    root = PACKAGE.parent
+    argv = [*command, project]
+    cold = _imported_by(argv, root, tmp_path)
+    warm = _imported_by(argv, root, tmp_path)
+    assert _within(warm, NOT_IMPORTED[command]) == []
+    if project == "." and command[0] == "check":
+        # The memo is what keeps NumPy out: a cold check draws the SciFact intervals again with it.
+        assert _within(cold, ["numpy", "scipy"]) != []
+
+
+def test_the_import_set_rule_can_fail():
+    assert _within({"generator.render.renderer", "jinja2", "json"}, ["generator.render", "jinja2"]) == [
+        "generator.render.renderer", "jinja2"]
+    assert _within({"generator.rendering"}, ["generator.render"]) == []
 
 
 def _package_modules(package: Path) -> set[str]:

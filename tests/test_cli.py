@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from generator import cli
+from generator.claims import checker
 from generator.cli import COMMANDS, EXCEPTION_EXIT_CODES, exit_code_for, main
 from generator.errors import InputError
 from generator.fileio import reading
@@ -19,7 +20,7 @@ def _explode(project, **options):
 @pytest.fixture
 def exploding_check(monkeypatch, repository):
     """`readout check` whose library call fails in a way no code path expects."""
-    monkeypatch.setattr(cli, "check_project", _explode)
+    monkeypatch.setattr(checker, "check_project", _explode)
     monkeypatch.chdir(repository)
 
 

@@ -10,6 +10,7 @@ supports only what it speaks of), `triggers` (budgets and reversal triggers, eva
 valued logic), `checker` (one claim, the whole project), `freeze` (the design freeze log: what
 results existed at each freeze, what each amendment moved), `history` (the first-draft trace
 history), `anchoring` (what git proves of the order of design, first draft and results), `repeats`
-(a sentence said twice counts once) and `report` (what a check found, as text, JSON and GitHub
-annotations).
+(a sentence said twice counts once), `identifiers` (which digit-bearing tokens are ids of the
+results, the dataset or the ledger), `memo` (signed memos of the gate's costliest pure
+computations) and `report` (what a check found, as text, JSON and GitHub annotations).
 """

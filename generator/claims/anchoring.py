@@ -12,18 +12,21 @@ precede them (it is labelled, not refused). An entry that says no results existe
 them committed before it is a false record, and `check` refuses it. Without git nothing here can
 be verified, and the readout says "not anchored (no git history)": never more than was verified.
 
-Only `git log` and `git show` are run, with a timeout; a missing git binary is the same as no
-history.
+Only `git log`, `git cat-file` (each committed version of a file, read in one batch) and `git
+merge-base` are run, with a timeout; a missing git binary is the same as no history. Within one
+check (`git_session`) the same question is asked of git once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from generator.claims.freeze import FreezeLog, entry_sha256
 from generator.project import FIRST_DRAFT_NAME, Project
@@ -36,17 +39,67 @@ NOT_ANCHORED = "not anchored"
 NO_GIT = "no git history"
 
 
-def _git(args: list[str], cwd: Path) -> bytes | None:
+_session: dict[tuple[str, ...], bytes | None] | None = None
+
+
+@contextlib.contextmanager
+def git_session() -> Iterator[None]:
+    """Within the block, each git command is run once per directory: one check asks git the same
+    question several times (the freeze log's versions, the first draft's), and the repository
+    does not change under it."""
+    global _session
+    outer, _session = _session, {}
     try:
-        completed = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=GIT_TIMEOUT_SECONDS)
+        yield
+    finally:
+        _session = outer
+
+
+def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes | None:
+    key = (str(cwd), *args, (stdin or b"").decode("utf-8", "surrogateescape"))
+    if _session is not None and key in _session:
+        return _session[key]
+    try:
+        completed = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True,
+                                   timeout=GIT_TIMEOUT_SECONDS)
+        output = completed.stdout if completed.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
-        return None
-    return completed.stdout if completed.returncode == 0 else None
+        output = None
+    if _session is not None:
+        _session[key] = output
+    return output
 
 
 def in_work_tree(path: Path) -> bool:
     """Whether `path` (a directory) lies in a git work tree with at least one commit."""
     return path.is_dir() and _git(["rev-parse", "--verify", "--quiet", "HEAD"], path) is not None
+
+
+_BATCH_HEADER = re.compile(rb"([0-9a-f]{40,64}) ([a-z]+) (\d+)")
+
+
+def _shown(specs: list[str], cwd: Path) -> list[bytes | None]:
+    """`git show <commit>:./<name>` of every spec, in one `git cat-file --batch`: each file's bytes,
+    or None where the commit holds no such file."""
+    if not specs or any("\n" in spec for spec in specs):
+        return [None] * len(specs)
+    output = _git(["cat-file", "--batch"], cwd, "".join(spec + "\n" for spec in specs).encode())
+    found: list[bytes | None] = []
+    position = 0
+    for _ in specs:
+        end = output.find(b"\n", position) if output is not None else -1
+        if end < 0:
+            found.append(None)
+            continue
+        header = _BATCH_HEADER.fullmatch(output[position:end])
+        position = end + 1
+        if header is None:   # "<spec> missing" (or ambiguous): no such file in that commit
+            found.append(None)
+            continue
+        size = int(header[3])
+        found.append(output[position:position + size] if header[2] == b"blob" else None)
+        position += size + 1
+    return found
 
 
 def committed_versions(path: Path, *, oldest_first: bool = False) -> list[tuple[str, bytes]]:
@@ -57,11 +110,9 @@ def committed_versions(path: Path, *, oldest_first: bool = False) -> list[tuple[
     listing = _git(["log", f"--max-count={MAX_COMMITTED_VERSIONS}", "--format=%H", "--", path.name], path.parent)
     if listing is None:
         return []
-    versions = []
-    for commit in listing.decode().split():
-        shown = _git(["show", f"{commit}:./{path.name}"], path.parent)
-        if shown is not None:
-            versions.append((commit, shown))
+    commits = listing.decode().split()
+    contents = _shown([f"{commit}:./{path.name}" for commit in commits], path.parent)
+    versions = [(commit, content) for commit, content in zip(commits, contents) if content is not None]
     return versions[::-1] if oldest_first else versions
 
 

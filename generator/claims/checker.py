@@ -25,7 +25,6 @@ What the report holds and how it is printed: generator.claims.report.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import string
@@ -38,8 +37,9 @@ from generator.claims.attribution import (ShownValue, attribution_reasons, menti
                                           query_of, query_spans, rows_of)
 from generator.claims.design import DesignLibrary, check_design_source, reduce_markdown
 from generator.claims.formats import place
-from generator.claims.anchoring import project_anchoring
+from generator.claims.anchoring import git_session, project_anchoring
 from generator.claims.freeze import freeze_problems, read_freeze_log, rule_changes
+from generator.claims.identifiers import KnownIdentifiers
 from generator.claims.history import append_history, first_draft_score, history_entry, read_history
 from generator.claims.ledger import (KINDS, OUTPUTS, Claim, DecisionSource, DesignSource, Ledger, MeasuredSource,
                                      literal_text, load_ledger)
@@ -56,7 +56,7 @@ from generator.claims.visible import (PLACED_CLOSE, PLACED_OPEN, UNFILLED_PLACEH
                                       source_with_values)
 from generator.errors import InputError
 from generator.fileio import display_path, sha256_file
-from generator.numerals import IDENTIFIER, find_numerals, inside_quoted_span
+from generator.numerals import find_numerals, inside_quoted_span
 from generator.project import Project
 from generator.verdicts import Verdict, normalise, phrase_spans, unlicensed, whether_spans
 from generator.wording import COMPARATIVE, QUALITY, data_text_problem
@@ -66,7 +66,6 @@ from generator.results import Step, cost_block, path_text
 COUNTS = ("queries", "query_set", "documents", "candidate_depth", "topics")
 
 
-MAX_ID_FILE_BYTES = 2_000_000
 
 
 def _data_dir(project: Project) -> Path | None:
@@ -76,22 +75,6 @@ def _data_dir(project: Project) -> Path | None:
         return None
 
 
-
-
-def _collect_identifiers(value: Any, found: set[str], depth: int = 0) -> None:
-    """Every key and string of a results document shaped like an identifier."""
-    if depth > 60:
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(key, str) and IDENTIFIER.fullmatch(key):
-                found.add(key)
-            _collect_identifiers(item, found, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
-            _collect_identifiers(item, found, depth + 1)
-    elif isinstance(value, str) and len(value) <= 80:
-        found.update(IDENTIFIER.findall(value))
 
 
 def _skip_rerank_reason(project: Project) -> str | None:
@@ -111,7 +94,7 @@ class _Context:
                  claim_ids: tuple[str, ...] = ()):
         self.languages = languages
         self.claim_ids = claim_ids
-        self._identifiers: frozenset[str] | None = None
+        self._identifiers: KnownIdentifiers | None = None
         self.data_dir = _data_dir(project)
         self.design = DesignLibrary(project.design_dir)
         self.results = ResultsFiles(project.outputs_dir, project.root, _skip_rerank_reason(project))
@@ -121,30 +104,12 @@ class _Context:
         self._decisions: list[DecisionRow] | None = None
 
     @property
-    def identifiers(self) -> frozenset[str]:
-        """What a digit-bearing identifier in a claim may name (`T-03`, `D-005`, `S-012`): an id the
-        results files of outputs/ hold (a query, a document, a topic, a stage), a claim's id or a
-        decision's; any other (`P-629`) is a number typed by hand (generator.numerals)."""
+    def identifiers(self) -> KnownIdentifiers:
+        """What a digit-bearing identifier in a claim may name (generator.claims.identifiers)."""
         if self._identifiers is None:
-            found: set[str] = set(self.claim_ids) | {row.trigger.decision for row in self.decisions}
-            for path in sorted(self.outputs_dir.glob("results*.json")) if self.outputs_dir.is_dir() else []:
-                try:
-                    data = json.loads(path.read_text(encoding="utf-8"))
-                except (OSError, ValueError, RecursionError):
-                    continue
-                _collect_identifiers(data, found)
-            # The dataset's ids: the run files and judgements beside the results, and the data
-            # folder's smaller files (queries, judgements, ledgers; a large corpus is left out).
-            texts = [*self.outputs_dir.glob("runs*/*")] if self.outputs_dir.is_dir() else []
-            if self.data_dir is not None and self.data_dir.is_dir():
-                texts += [path for path in self.data_dir.rglob("*") if path.is_file()
-                          and path.stat().st_size <= MAX_ID_FILE_BYTES]
-            for path in sorted(texts):
-                try:
-                    found.update(IDENTIFIER.findall(path.read_text(encoding="utf-8", errors="replace")))
-                except OSError:
-                    continue
-            self._identifiers = frozenset(found)
+            self._identifiers = KnownIdentifiers(
+                lambda: set(self.claim_ids) | {row.trigger.decision for row in self.decisions},
+                self.outputs_dir, self.data_dir)
         return self._identifiers
 
     @property
@@ -646,6 +611,11 @@ def check_ledger(ledger: Ledger, project: Project) -> tuple[list[ClaimResult], d
 def check_project(project: Project, *, record_history: bool = False, now: datetime | None = None) -> CheckReport:
     """Check the project's ledger, design freeze and first-draft history. Writes nothing unless
     `record_history` is set, and then only a new history line for a ledger never checked before."""
+    with git_session():
+        return _check_project(project, record_history, now)
+
+
+def _check_project(project: Project, record_history: bool, now: datetime | None) -> CheckReport:
     ledger = load_ledger(project.ledger_path)
     repeats = find_repeats((claim.id, claim.output, claim.text) for claim in ledger.claims)
     checked, inputs, decisions = check_ledger(ledger, project)

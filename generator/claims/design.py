@@ -257,6 +257,14 @@ def _code_block(token) -> _Block | None:
     return _Block(text, offsets, lines) if text else None
 
 
+@functools.lru_cache(maxsize=64)
+def _layout_of(source: str) -> tuple[str, tuple[Unit, ...], tuple[int, ...], list[_Block]]:
+    """(text, units in document order, segment starts, code blocks) of a document's source: one
+    check reads each design document for the quotes, the freeze and the budgets, and parses it once."""
+    builder, blocks = _lay_out(_MARKDOWN.parse(source))
+    return "".join(builder.parts), tuple(builder.units), tuple(builder.segment_starts), blocks
+
+
 class DesignDocument:
     """A design document cut into quotable units (see the module docstring)."""
 
@@ -275,10 +283,9 @@ class DesignDocument:
     # ------------------------------------------------------------------ parsing
 
     def _parse(self, source: str) -> None:
-        builder, self.blocks = _lay_out(_MARKDOWN.parse(source))
-        self.text = "".join(builder.parts)
-        self.units = sorted(builder.units, key=lambda unit: (unit.start, -unit.end, unit.kind != "item"))
-        self._segment_starts = builder.segment_starts
+        self.text, laid_out, segment_starts, self.blocks = _layout_of(source)
+        self.units = sorted(laid_out, key=lambda unit: (unit.start, -unit.end, unit.kind != "item"))
+        self._segment_starts = list(segment_starts)
         self._starts = sorted({unit.start for unit in self.units})
         self._ends = sorted({unit.end for unit in self.units})
         self._start_set = set(self._starts)
@@ -290,7 +297,7 @@ class DesignDocument:
         for unit in self.units:
             self._line_at.setdefault(unit.start, unit.line)
             self._heading_at.setdefault(unit.start, unit.heading)
-        self._leaves = [unit for unit in builder.units if unit.kind != "item"]
+        self._leaves = [unit for unit in laid_out if unit.kind != "item"]
 
     def prose_units(self) -> list[tuple[str, int]]:
         """(text, line) of every sentence, table cell and heading: the prose a reader reads."""

@@ -18,16 +18,20 @@ from generator.claims.ledger import Claim, MeasuredSource
 from generator.claims.predicates import PredicateEvaluationError
 from generator.claims.evidence import Evidence
 from generator.errors import InputError
-from generator.fileio import display_path, reading
-from generator.claims.rederive import SIDE_FILES, project_problem, side_file_problem, verify_results
+from generator.fileio import display_path, reading, sha256_file
+from generator.claims.memo import Memo
+from generator.claims.rederive import SIDE_FILES, derive_results, project_problem, side_file_problem
 from generator.results import RESULTS_NAME, Results, read_results, resolve, seal_problem
 
 
 class ResultsFiles:
     """The results files of one check, each read and verified once (generator.claims.rederive)."""
 
-    def __init__(self, outputs_dir: Path, project_root: Path | None = None, skip_rerank_reason: str | None = None):
+    def __init__(self, outputs_dir: Path, project_root: Path | None = None, skip_rerank_reason: str | None = None,
+                 memo: Memo | None = None):
         self.outputs_dir = outputs_dir
+        self.memo = memo if memo is not None else Memo()
+        self.derived: dict[str, dict[str, Any]] = {}
         self.project_root = project_root
         self.skip_rerank_reason = skip_rerank_reason
         self.read: dict[str, Results] = {}
@@ -68,21 +72,63 @@ class ResultsFiles:
         return results, self.problems[name]
 
     def _problem(self, results: Results) -> str | None:
-        problem = seal_problem(results.data)
-        if problem is None:
-            with reading(results.path):
-                problem = verify_results(results, self.outputs_dir, self._other)
+        derived = self._derivation(results)
+        if derived["seal"] is None:
+            problem = derived["problem"]
             if problem is None and self.project_root is not None:
                 problem = project_problem(results, self.project_root, self.skip_rerank_reason)
             return problem
         if results.name not in SIDE_FILES:
-            return problem
+            return derived["seal"]
         primary = None
         if results.name != RESULTS_NAME and (self.outputs_dir / RESULTS_NAME).is_file():
             candidate = self._other(RESULTS_NAME)
-            if seal_problem(candidate.data) is None:
+            if self._derivation(candidate)["seal"] is None:
                 primary = candidate if self.problems.setdefault(RESULTS_NAME, self._problem(candidate)) is None else None
         return side_file_problem(results, primary)
+
+    def _derivation(self, results: Results) -> dict[str, Any]:
+        """Whether the file's seal holds and what re-deriving it finds, remembered by its name and
+        sha256 (generator.claims.memo) and good only while every file it read has the same bytes."""
+        if results.name not in self.derived:
+            self.derived[results.name] = self.memo.remembered(
+                "results derivation", {"name": results.name, "sha256": results.sha256},
+                lambda: self._derive(results), self._still_valid)
+        return self.derived[results.name]
+
+    def _derive(self, results: Results) -> dict[str, Any]:
+        seal = seal_problem(results.data)
+        if seal is not None:
+            return {"seal": seal}
+        compared: dict[str, str] = {}
+
+        def other(name: str) -> Results:
+            found = self._other(name)
+            compared[name] = found.sha256
+            return found
+
+        with reading(results.path):
+            problem, read = derive_results(results, self.outputs_dir, other)
+        return {"seal": None, "problem": problem, "files": read, "results": compared}
+
+    def _still_valid(self, derived: Any) -> bool:
+        """A remembered derivation holds while each file it read has the bytes it read (the
+        results files it was compared with are read again, as the derivation reads them)."""
+        if not isinstance(derived, dict) or "seal" not in derived:
+            return False
+        if derived["seal"] is not None:
+            return isinstance(derived["seal"], str)
+        files, compared = derived.get("files"), derived.get("results")
+        if not isinstance(files, dict) or not isinstance(compared, dict):
+            return False
+        for path_text, digest in files.items():
+            path = self.outputs_dir / path_text
+            if (sha256_file(path) if path.is_file() else None) != digest:
+                return False
+        try:
+            return all(self._other(name).sha256 == digest for name, digest in compared.items())
+        except InputError:
+            return False
 
     def _other(self, name: str) -> Results:
         return self._load(name, "missing: a results file this one was compared with")

@@ -38,7 +38,7 @@ from generator.core.rows import name_kind_problem, row_roles
 from generator.core.runfiles import read_qrels
 from generator.core.sample_check import sample_comparisons
 from generator.core.signflip import SIGNIFICANCE, agreement, exact_p_value, wins_ties_losses
-from generator.fileio import sha256_file
+from generator.fileio import sha256_bytes, sha256_file
 from generator.sandbox.pipeline import stage_boundary
 from generator.results import Results, seal_problem
 
@@ -80,13 +80,17 @@ def _field(mapping: Any, key: str, where: str) -> Any:
     return mapping[key]
 
 
-def _read_hashed(outputs_dir: Path, entry: Any, where: str) -> Path:
+def _read_hashed(outputs_dir: Path, entry: Any, where: str, read: dict[str, str | None]) -> Path:
+    """The file a manifest entry names, when its bytes still have the recorded sha256; `read`
+    collects every file looked at, with its sha256 (None when it is not a file)."""
     path_text = _field(entry, "path", where)
     recorded = _field(entry, "sha256", where)
     path = outputs_dir / str(path_text)
     if not path.is_file():
+        read[str(path_text)] = None
         raise Mismatch(f"{where}: {path_text} is missing")
-    if sha256_file(path) != recorded:
+    read[str(path_text)] = digest = sha256_file(path)
+    if digest != recorded:
         raise Mismatch(f"{where}: {path_text} changed after the results were sealed (sha256 differs)")
     return path
 
@@ -112,19 +116,28 @@ def read_ranked_run(path: Path) -> dict[str, list[str]]:
 def verify_results(results: Results, outputs_dir: Path,
                    read_other: Callable[[str], Results] | None = None) -> str | None:
     """None when every figure re-derives; otherwise the first mismatch, as a sentence."""
+    return derive_results(results, outputs_dir, read_other)[0]
+
+
+def derive_results(results: Results, outputs_dir: Path, read_other: Callable[[str], Results] | None = None
+                   ) -> tuple[str | None, dict[str, str | None]]:
+    """What `verify_results` says, and every file of outputs/ the derivation read, by its path in
+    the manifest, with its sha256 (None for a path that is not a file): what the outcome depends
+    on besides the results file itself and the code (generator.claims.memo keeps it by both)."""
+    read: dict[str, str | None] = {}
     problem = seal_problem(results.data)
     if problem:
-        return problem
+        return problem, read
     try:
-        _Derivation(results, outputs_dir, read_other).check()
+        _Derivation(results, outputs_dir, read_other, read).check()
     except Mismatch as mismatch:
-        return str(mismatch)
+        return str(mismatch), read
     except (TypeError, AttributeError, KeyError, IndexError, ValueError) as error:
         # A sealed file whose figures have the wrong shape was not written by the tool: the seal
         # proves only that nobody changed it since, so it cannot be re-derived and is not cited.
         detail = " ".join(str(error).split())[:100]
-        return f"cannot be re-derived: a value has the wrong shape ({type(error).__name__}: {detail})"
-    return None
+        return f"cannot be re-derived: a value has the wrong shape ({type(error).__name__}: {detail})", read
+    return None, read
 
 
 def _run_manifest_view(primary: dict[str, Any]) -> dict[str, Any]:
@@ -223,7 +236,9 @@ def recompute_comparison(row_scores: list[float], base_scores: list[float], name
 
 
 class _Derivation:
-    def __init__(self, results: Results, outputs_dir: Path, read_other: Callable[[str], Results] | None):
+    def __init__(self, results: Results, outputs_dir: Path, read_other: Callable[[str], Results] | None,
+                 read: dict[str, str | None]):
+        self.read = read
         self.name = results.name
         self.data = results.data
         self.outputs_dir = outputs_dir
@@ -241,7 +256,7 @@ class _Derivation:
         metrics = [Metric.from_manifest(name, entry) for name, entry in
                    sorted(_field(self.manifest, "metrics", "manifest").items())]
         qrels_path = _read_hashed(self.outputs_dir, _field(self.manifest, "qrels_copy", "manifest"),
-                                  "manifest.qrels_copy")
+                                  "manifest.qrels_copy", self.read)
         try:
             judgements = read_qrels(qrels_path)
         except ValueError as error:
@@ -282,7 +297,8 @@ class _Derivation:
                 continue
             if name not in run_files:
                 raise Mismatch(f"{where} is marked measured but no run file is recorded for it")
-            run = read_ranked_run(_read_hashed(self.outputs_dir, run_files[name], f"manifest.run_files.{name}"))
+            run = read_ranked_run(_read_hashed(self.outputs_dir, run_files[name], f"manifest.run_files.{name}",
+                                               self.read))
             if set(run) - set(query_ids):
                 raise Mismatch(f"manifest.run_files.{name} ranks queries that were not evaluated")
             rankings[name] = {q: run.get(q, []) for q in query_ids}
@@ -545,6 +561,23 @@ class _Derivation:
             _expect(key, self.data.get(key), derived)
 
 
+_READ_WHOLE_BYTES = 256 * 1024 * 1024
+
+
+def _documents_in(corpus: Path, sha256: Any) -> int | None:
+    """The non-blank lines of a corpus.jsonl whose bytes have `sha256`, else None; a corpus that
+    fits comfortably in memory is read once for both."""
+    if corpus.stat().st_size <= _READ_WHOLE_BYTES:
+        content = corpus.read_bytes()
+        if sha256_bytes(content) != sha256:
+            return None
+        return sum(1 for line in content.split(b"\n") if line.strip())
+    if sha256_file(corpus) != sha256:
+        return None
+    with corpus.open("rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
 def project_problem(results: Results, project_root: Path, skip_rerank_reason: str | None) -> str | None:
     """What a results file records that its project can still say: the corpus size, counted in
     the dataset when the manifest's corpus file is there with the recorded sha256, and the reason
@@ -555,9 +588,8 @@ def project_problem(results: Results, project_root: Path, skip_rerank_reason: st
     recorded = (manifest.get("inputs") or {}).get("corpus.jsonl") if isinstance(manifest.get("inputs"), dict) else None
     if isinstance(folder, str) and isinstance(recorded, dict) and isinstance(data.get("documents"), int):
         corpus = (project_root / folder / "corpus.jsonl")
-        if corpus.is_file() and sha256_file(corpus) == recorded.get("sha256"):
-            with corpus.open("rb") as handle:
-                counted = sum(1 for line in handle if line.strip())
+        counted = _documents_in(corpus, recorded.get("sha256")) if corpus.is_file() else None
+        if counted is not None:
             if counted != data["documents"]:
                 return f"documents says {data['documents']:,}, but the dataset's corpus.jsonl holds {counted:,} documents"
     if skip_rerank_reason is not None:

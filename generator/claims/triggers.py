@@ -32,6 +32,7 @@ error, not an unknown: a typo must not read as "not measured".
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -125,17 +126,22 @@ class DesignRules:
     triggers: list[Trigger] = field(default_factory=list)
 
 
-def _fences(text: str) -> list[tuple[str, str, int, str | None]]:
-    """(info, content, first content line, heading above) of every fenced block of a Markdown text."""
+_COMMONMARK = MarkdownIt("commonmark")
+
+
+@functools.lru_cache(maxsize=32)
+def _fences(text: str) -> tuple[tuple[str, str, int, str | None], ...]:
+    """(info, content, first content line, heading above) of every fenced block of a Markdown text
+    (remembered: one check reads the design rules for the freeze and for the decisions)."""
     found = []
     heading = None
-    tokens = MarkdownIt("commonmark").parse(text)
+    tokens = _COMMONMARK.parse(text)
     for index, token in enumerate(tokens):
         if token.type == "heading_open" and index + 1 < len(tokens):
             heading = tokens[index + 1].content.strip()
         if token.type == "fence" and token.map:
             found.append((token.info.strip(), token.content, token.map[0] + 2, heading))
-    return found
+    return tuple(found)
 
 
 def read_design_rules(design_dir: Path) -> DesignRules:

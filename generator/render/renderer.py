@@ -14,17 +14,21 @@ Determinism: no clock is read; every mapping is emitted in sorted or configured 
 
 from __future__ import annotations
 
+import base64
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+import jinja2
+from jinja2 import BytecodeCache, Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2.bccache import Bucket
 
 from generator.claims.checker import check_project
+from generator.claims.memo import Memo
 from generator.claims.report import CheckReport, failure_lines
 from generator.errors import InputError
-from generator.fileio import display_path, reading, sha256_file, write_set
+from generator.fileio import display_path, reading, sha256_bytes, sha256_file, write_set
 from generator.project import Project
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.render import charts
@@ -44,7 +48,8 @@ def _environment(templates_dir: Path) -> Environment:
         autoescape=select_autoescape(enabled_extensions=("html", "htm", "xml", "svg", "html.j2"),
                                      disabled_extensions=("md", "md.j2"),
                                      default_for_string=True, default=True),
-        undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+        undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+        bytecode_cache=_SignedBytecode(Memo()))
 
 
 def load_project_results(project: Project) -> Results:
@@ -208,11 +213,34 @@ def _charts(spec: OutputSpec, results: dict, door: Door, labels: Labels, budget:
     return drawn
 
 
-def find_orphans(rendered: list[Rendered]) -> list[Orphan]:
+def find_orphans(rendered: list[Rendered], memo: Memo | None = None) -> list[Orphan]:
+    """Every orphan text of the outputs; the scan of a text already scanned is remembered
+    (generator.claims.memo: an HTML5 parse of the readout is the slowest step of `render --check`)."""
+    memo = memo if memo is not None else Memo()
     found: list[Orphan] = []
     for output in rendered:
-        found.extend(scan(output.marked, display_path(output.path)))
+        name = display_path(output.path)
+        inputs = {"name": name, "sha256": sha256_bytes(output.marked.encode("utf-8", "surrogatepass"))}
+        scanned = memo.remembered("orphan scan", inputs,
+                                  lambda text=output.marked, name=name: [asdict(orphan) for orphan in scan(text, name)])
+        found.extend(Orphan(**orphan) for orphan in scanned)
     return found
+
+
+class _SignedBytecode(BytecodeCache):
+    """Jinja's compiled templates, kept as signed memos: compiling the three templates is a fifth
+    of `render --check`; Jinja itself refuses bytecode whose template source changed."""
+
+    def __init__(self, memo: Memo):
+        self.memo = memo
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        found = self.memo.load("jinja bytecode", [bucket.key, jinja2.__version__])
+        if found is not None and isinstance(found[0], str):
+            bucket.bytecode_from_string(base64.b64decode(found[0]))
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self.memo.store("jinja bytecode", [bucket.key, jinja2.__version__], base64.b64encode(bucket.bytecode_to_string()).decode("ascii"))
 
 
 @dataclass

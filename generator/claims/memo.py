@@ -1,0 +1,196 @@
+"""Signed memos of the gate's costliest pure computations, so that it stays instant.
+
+Re-deriving a sealed results file (every metric of every query from the run files and the
+judgements, the RRF rows, the ceiling, the diagnosis, the sample comparison, and every interval
+and p-value drawn again with NumPy and SciPy) is a pure function of bytes the checker can hash,
+and costs far more than the hashing: about two seconds on two cores for the SciFact review,
+against a check that otherwise takes a fraction of one. So its outcome is kept under the sha256
+of exactly what determines it: the bytes of the results file and of every file the derivation
+reads, the source of the whole `generator` package, the Python version, and the installed NumPy
+and SciPy versions. A changed byte, line of code or version is a different key, so a memo never
+answers for inputs it was not made from; the derivation then runs in full, as before.
+
+The renderer keeps two more the same way: the orphan scan of a rendered output (by the sha256 of
+the output's text) and its Jinja templates compiled to bytecode (Jinja checks the template's
+source checksum itself; the signature keeps out bytecode the tool did not write).
+
+Verified, not believed: an entry counts only when its HMAC-SHA256, made with a key this cache
+created for itself (32 random bytes, readable by its owner only), matches its content. Any other
+file (one the tool did not write, copied from another machine without its key, edited or cut
+short) is ignored and the derivation runs again. Memos live in the cache directory
+(`$READOUT_CACHE` or `~/.cache/readout`, beside the embeddings), outside every project, so nothing a
+project commits can answer for a derivation.
+
+Limits, written down: whoever can write the cache directory can read its key too; the signature
+is a defence against files the tool did not write, not against the machine's owner. A cache that
+cannot be written costs only time. `READOUT_NO_MEMO=1` turns memos off (every check derives
+everything; the test suite does so wherever it swaps code at run time).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import generator
+from generator.fileio import default_cache_dir
+
+MEMO_DIR = "memo"
+KEY_FILE = "signing.key"
+KEY_BYTES = 32
+DISABLE_VARIABLE = "READOUT_NO_MEMO"
+_FORMAT = 1
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """The sha256 of what a derivation's outcome can depend on besides its input files: every
+    module of the package (by its path inside the package), the Python version, and the NumPy and
+    SciPy versions (read from their version files, so that nothing is imported)."""
+    digest = hashlib.sha256(f"format {_FORMAT}; python {sys.version}".encode())
+    package = Path(generator.__file__).parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    for library in ("numpy", "scipy"):
+        digest.update(library.encode() + b"\0")
+        digest.update(_version_file(library))
+    return digest.hexdigest()
+
+
+def _version_file(library: str) -> bytes:
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(library)
+    except (ImportError, ValueError):
+        return b"absent"
+    if spec is None or not spec.origin:
+        return b"absent"
+    try:
+        return (Path(spec.origin).parent / "version.py").read_bytes()
+    except OSError:
+        return b"no version file"
+
+
+class Memo:
+    """One cache directory's memos. Every failure to read or write one is a miss, never an error."""
+
+    def __init__(self, cache_dir: Path | None = None):
+        if cache_dir is None:
+            try:
+                cache_dir = default_cache_dir()
+            except (RuntimeError, KeyError, OSError):   # no home directory: no memos, only time lost
+                cache_dir = None
+        self.directory = cache_dir / MEMO_DIR if cache_dir is not None else None
+        self._key: bytes | None = None
+
+    def enabled(self) -> bool:
+        return self.directory is not None and os.environ.get(DISABLE_VARIABLE, "") in ("", "0")
+
+    def remembered(self, kind: str, inputs: Any, compute: Callable[[], Any],
+                   still_valid: Callable[[Any], bool] = lambda outcome: True) -> Any:
+        """`compute()`'s JSON-ready outcome for `inputs`: the signed memo when one verifies and
+        `still_valid` accepts it (the outcome depends on more than `inputs`), else computed now
+        and remembered."""
+        if not self.enabled():
+            return compute()
+        name = self._name(kind, inputs)
+        found = self._read(name)
+        if found is not None and still_valid(found[0]):
+            return found[0]
+        outcome = compute()
+        self._write(name, outcome)
+        return outcome
+
+    def load(self, kind: str, inputs: Any) -> tuple[Any] | None:
+        """`(outcome,)` of a signed memo for `inputs`, or None (none, not verified, or memos off)."""
+        return self._read(self._name(kind, inputs)) if self.enabled() else None
+
+    def store(self, kind: str, inputs: Any, outcome: Any) -> None:
+        if self.enabled():
+            self._write(self._name(kind, inputs), outcome)
+
+    def _name(self, kind: str, inputs: Any) -> str:
+        material = json.dumps({"kind": kind, "code": code_fingerprint(), "inputs": inputs}, sort_keys=True,
+                              separators=(",", ":"), ensure_ascii=True)
+        return hashlib.sha256(material.encode("ascii")).hexdigest()
+
+    def _signature(self, name: str, body: str) -> str | None:
+        key = self._signing_key()
+        if key is None:
+            return None
+        return hmac.new(key, f"{name}\n{body}".encode("utf-8"), hashlib.sha256).hexdigest()
+
+    def _read(self, name: str) -> tuple[Any] | None:
+        if self.directory is None:
+            return None
+        try:
+            text = (self.directory / f"{name}.json").read_text(encoding="utf-8")
+            entry = json.loads(text)
+            body, signature = entry["outcome"], entry["signature"]
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+        expected = self._signature(name, body) if isinstance(body, str) and isinstance(signature, str) else None
+        if expected is None or not hmac.compare_digest(expected, signature):
+            return None
+        try:
+            return (json.loads(body),)
+        except ValueError:
+            return None
+
+    def _write(self, name: str, outcome: Any) -> None:
+        try:
+            body = json.dumps(outcome, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            return
+        signature = self._signature(name, body)
+        if signature is None or self.directory is None:
+            return
+        self._publish(self.directory / f"{name}.json", json.dumps({"outcome": body, "signature": signature}))
+
+    def _signing_key(self) -> bytes | None:
+        if self._key is None and self.directory is not None:
+            path = self.directory / KEY_FILE
+            try:
+                self._key = path.read_bytes()
+            except FileNotFoundError:
+                # First use: another process may create the key at the same moment; the link below
+                # lets exactly one of them win, and everyone then reads the winner's key.
+                self._publish(path, secrets.token_hex(KEY_BYTES), exclusive=True)
+                try:
+                    self._key = path.read_bytes()
+                except OSError:
+                    return None
+            except OSError:
+                return None
+            if len(self._key) != 2 * KEY_BYTES:
+                self._key = None
+        return self._key
+
+    def _publish(self, path: Path, text: str, exclusive: bool = False) -> None:
+        """Write whole or not at all: a temporary file renamed (or, for the key, linked) into place."""
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            if exclusive:
+                os.link(temporary, path)
+            else:
+                os.replace(temporary, path)
+        except OSError:
+            pass
+        finally:
+            try:
+                temporary.unlink()
+            except OSError:
+                pass

@@ -1,0 +1,156 @@
+"""Signed memos (generator.claims.memo): a remembered derivation answers only for the bytes it was
+made from, and only when the tool itself wrote it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.claims import memo as memo_module
+from generator.claims.measured import ResultsFiles
+from generator.claims.memo import KEY_FILE, MEMO_DIR, Memo
+from generator.results import read_results
+
+L03 = Path(__file__).resolve().parents[2] / "examples" / "l03"
+
+
+def _counting(outcome):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return outcome
+    return compute, calls
+
+
+def test_an_outcome_is_computed_once_and_then_remembered(tmp_path):
+    memo = Memo(tmp_path)
+    compute, calls = _counting({"problem": None})
+    assert memo.remembered("kind", {"a": 1}, compute) == {"problem": None}
+    assert Memo(tmp_path).remembered("kind", {"a": 1}, compute) == {"problem": None}
+    assert len(calls) == 1
+    # other inputs or another kind are other memos
+    Memo(tmp_path).remembered("kind", {"a": 2}, compute)
+    Memo(tmp_path).remembered("other", {"a": 1}, compute)
+    assert len(calls) == 3
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted(path for path in (cache / MEMO_DIR).glob("*.json"))
+
+
+@pytest.mark.parametrize("forge", ["edited outcome", "foreign key", "unsigned", "cut short", "not json"])
+def test_an_entry_the_tool_did_not_write_is_ignored_and_computed_again(tmp_path, forge):
+    compute, calls = _counting({"problem": None})
+    Memo(tmp_path).remembered("derivation", {"sha256": "x"}, compute)
+    [entry] = _entries(tmp_path)
+    record = json.loads(entry.read_text())
+    if forge == "edited outcome":
+        record["outcome"] = json.dumps({"problem": "forged"})
+    elif forge == "foreign key":
+        (tmp_path / MEMO_DIR / KEY_FILE).write_text("0" * 64)
+    elif forge == "unsigned":
+        del record["signature"]
+    entry.write_text(json.dumps(record))
+    if forge == "cut short":
+        entry.write_text(entry.read_text()[:20])
+    elif forge == "not json":
+        entry.write_bytes(b"\xff\xfe")
+    forged_outcome = {"problem": "a forged verdict"}
+    assert Memo(tmp_path).remembered("derivation", {"sha256": "x"}, lambda: forged_outcome) == forged_outcome
+
+
+def test_a_forged_entry_with_the_right_name_cannot_make_a_verdict_pass(tmp_path):
+    """The attack: write `{"problem": null}` under the name the checker looks for, signed with a key
+    of one's own (or none); the checker draws the figure again and says what is wrong."""
+    memo = Memo(tmp_path)
+    name = memo._name("kind", {"sha256": "x"})
+    (tmp_path / MEMO_DIR).mkdir(parents=True)
+    (tmp_path / MEMO_DIR / f"{name}.json").write_text(json.dumps({"outcome": "null", "signature": "0" * 64}))
+    assert memo.remembered("kind", {"sha256": "x"}, lambda: "mismatch") == "mismatch"
+
+
+def test_a_change_of_code_is_another_memo(tmp_path, monkeypatch):
+    compute, calls = _counting(1)
+    Memo(tmp_path).remembered("kind", {}, compute)
+    monkeypatch.setattr(memo_module, "code_fingerprint", lambda: "another version of the package")
+    Memo(tmp_path).remembered("kind", {}, compute)
+    assert len(calls) == 2
+
+
+def test_the_code_fingerprint_covers_every_module_and_the_statistics_libraries():
+    fingerprint = memo_module.code_fingerprint()
+    assert len(fingerprint) == 64
+    assert memo_module._version_file("numpy").startswith(b"\n") or b"version" in memo_module._version_file("numpy")
+    assert memo_module._version_file("no_such_library_here") == b"absent"
+
+
+def test_memos_can_be_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("READOUT_NO_MEMO", "1")
+    compute, calls = _counting(1)
+    Memo(tmp_path).remembered("kind", {}, compute)
+    Memo(tmp_path).remembered("kind", {}, compute)
+    assert len(calls) == 2 and not (tmp_path / MEMO_DIR).exists()
+
+
+def test_a_cache_that_cannot_be_written_costs_only_time(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    compute, calls = _counting(7)
+    assert Memo(blocked).remembered("kind", {}, compute) == 7
+    assert Memo(blocked).remembered("kind", {}, compute) == 7
+    assert len(calls) == 2
+
+
+def test_the_signing_key_is_private_and_made_once(tmp_path):
+    Memo(tmp_path).remembered("kind", {}, lambda: 1)
+    key = tmp_path / MEMO_DIR / KEY_FILE
+    first = key.read_bytes()
+    assert key.stat().st_mode & 0o077 == 0 and len(first) == 64
+    Memo(tmp_path).remembered("kind", {"b": 1}, lambda: 1)
+    assert key.read_bytes() == first
+
+
+# --- the checker's derivation ------------------------------------------------------------------
+
+
+@pytest.fixture
+def l03_outputs(tmp_path):
+    outputs = tmp_path / "outputs"
+    shutil.copytree(L03 / "outputs", outputs)
+    return outputs
+
+
+def _problem(outputs: Path, cache: Path) -> str | None:
+    files = ResultsFiles(outputs, memo=Memo(cache))
+    return files._problem(read_results(outputs / "results.json"))
+
+
+def test_a_remembered_derivation_holds_only_while_every_file_it_read_is_unchanged(l03_outputs, tmp_path):
+    cache = tmp_path / "cache"
+    assert _problem(l03_outputs, cache) is None
+    assert _entries(cache), "the derivation was not remembered"
+    run = sorted((l03_outputs / "runs").glob("*"))[0]
+    run.write_text(run.read_text().replace("\t1\t", "\t9\t", 1))
+    problem = _problem(l03_outputs, cache)
+    assert problem is not None and "changed after the results were sealed" in problem
+
+
+def test_a_remembered_derivation_is_the_one_computed_afresh(l03_outputs, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    warm_first = _problem(l03_outputs, cache)
+    warm = _problem(l03_outputs, cache)
+    monkeypatch.setenv("READOUT_NO_MEMO", "1")
+    assert warm_first == warm == _problem(l03_outputs, cache)
+
+
+def test_without_a_home_directory_there_are_no_memos_and_no_error(monkeypatch):
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+    monkeypatch.setattr(memo_module, "default_cache_dir", no_home)
+    compute, calls = _counting(3)
+    assert Memo().remembered("kind", {}, compute) == 3 and Memo().remembered("kind", {}, compute) == 3
+    assert len(calls) == 2
