@@ -406,10 +406,15 @@ def test_missing_design_document_is_untraceable(project, capsys):
     assert "claim missing-doc (factual): document design/topology.md not found; design documents: decisions.md" in out
 
 
-def test_check_does_not_import_heavy_libraries(project):
+def test_check_does_not_import_heavy_libraries(project, tmp_path, monkeypatch):
+    monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
+    # The first check draws the fixture's intervals again with NumPy and SciPy and remembers the
+    # derivation (generator.claims.memo); the next loads neither. The model stack is never loaded.
     code, heavy, output = cli_in_fresh_interpreter(["check", "--no-record"], cwd=project)
-    # NumPy and SciPy draw the fixture's intervals again; the model stack is never loaded.
     assert (code, heavy) == (0, ["numpy", "scipy"]), output
+    code, heavy, output = cli_in_fresh_interpreter(["check", "--no-record"], cwd=project)
+    assert (code, heavy) == (0, []), output
 
 
 def test_by_output_and_kind_count_untraceable_active_claims(project, capsys):

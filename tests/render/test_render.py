@@ -365,7 +365,9 @@ def test_html_is_responsive_and_prints_cleanly(project, capsys):
     assert "prefers-color-scheme: dark" in html and "@page" in html
 
 
-def test_render_does_not_import_torch_or_sentence_transformers(project):
+def test_render_does_not_import_torch_or_sentence_transformers(project, tmp_path, monkeypatch):
+    monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
     main(["render", str(project)])
     code, heavy, output = cli_in_fresh_interpreter(["render", "--check", "."], cwd=project)
     assert code == 0, output
