@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -50,6 +49,8 @@ def _replace(source: str | os.PathLike, target: str | os.PathLike) -> None:
 
 
 def _write_temporary(target: Path, data: bytes) -> str:
+    import tempfile   # here, not at the top: a check writes nothing and need not load it
+
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:

@@ -30,7 +30,6 @@ its identity (`search`, `measured`, `not_measured_reason`) is refused, and so is
 from __future__ import annotations
 
 import copy
-import difflib
 import hashlib
 import json
 import math
@@ -173,6 +172,8 @@ def _listing(names: list[str]) -> str:
 
 
 def _suggest(wanted: str, names: list[str], as_key: bool = False) -> str:
+    import difflib   # only when a close match or a diff is shown
+
     close = difflib.get_close_matches(wanted, names, n=1, cutoff=0.6)
     if not close:
         return ""

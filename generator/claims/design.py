@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -383,6 +382,8 @@ class DesignDocument:
         candidates = sorted(windows)[:CLOSEST_CANDIDATES]
         # characters for a short quote (a typo shows), words for a long one (bounded work)
         by_words = len(needle) > CLOSEST_BY_CHARACTERS
+        import difflib   # only when a close match or a diff is shown
+
         matcher = difflib.SequenceMatcher(autojunk=False)
         matcher.set_seq2(needle.split() if by_words else needle)
         best = (-1.0, 0, 0)

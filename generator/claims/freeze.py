@@ -29,7 +29,6 @@ renewed.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -247,6 +246,8 @@ def existing_results(project: Project) -> dict[str, dict[str, Any]] | str:
 
 
 def _diff(name: str, old: str | None, new: str | None) -> str:
+    import difflib   # only when a close match or a diff is shown
+
     lines = difflib.unified_diff((old or "").splitlines(keepends=True), (new or "").splitlines(keepends=True),
                                  fromfile=f"a/design/{name}" if old is not None else "/dev/null",
                                  tofile=f"b/design/{name}" if new is not None else "/dev/null", n=1)

@@ -34,7 +34,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -164,7 +163,7 @@ class Memo:
             except FileNotFoundError:
                 # First use: another process may create the key at the same moment; the link below
                 # lets exactly one of them win, and everyone then reads the winner's key.
-                self._publish(path, secrets.token_hex(KEY_BYTES), exclusive=True)
+                self._publish(path, os.urandom(KEY_BYTES).hex(), exclusive=True)
                 try:
                     self._key = path.read_bytes()
                 except OSError:
@@ -177,7 +176,7 @@ class Memo:
 
     def _publish(self, path: Path, text: str, exclusive: bool = False) -> None:
         """Write whole or not at all: a temporary file renamed (or, for the key, linked) into place."""
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

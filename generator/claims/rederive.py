@@ -25,6 +25,7 @@ citable when a sealed results.json of the same outputs/ lists them with their sh
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from pathlib import Path
@@ -566,8 +567,16 @@ _READ_WHOLE_BYTES = 256 * 1024 * 1024
 
 def _documents_in(corpus: Path, sha256: Any) -> int | None:
     """The non-blank lines of a corpus.jsonl whose bytes have `sha256`, else None; a corpus that
-    fits comfortably in memory is read once for both."""
-    if corpus.stat().st_size <= _READ_WHOLE_BYTES:
+    fits comfortably in memory is read once for both, and once per check for every results file
+    that names it (a file's identity and modification time unchanged)."""
+    status = corpus.stat()
+    return _counted(str(corpus.resolve()), status.st_size, status.st_mtime_ns, status.st_ino, str(sha256))
+
+
+@functools.lru_cache(maxsize=8)
+def _counted(path: str, size: int, modified_ns: int, inode: int, sha256: str) -> int | None:
+    corpus = Path(path)
+    if size <= _READ_WHOLE_BYTES:
         content = corpus.read_bytes()
         if sha256_bytes(content) != sha256:
             return None

@@ -126,7 +126,9 @@ class DesignRules:
     triggers: list[Trigger] = field(default_factory=list)
 
 
-_COMMONMARK = MarkdownIt("commonmark")
+@functools.lru_cache(maxsize=1)
+def _commonmark() -> MarkdownIt:
+    return MarkdownIt("commonmark")
 
 
 @functools.lru_cache(maxsize=32)
@@ -135,7 +137,7 @@ def _fences(text: str) -> tuple[tuple[str, str, int, str | None], ...]:
     (remembered: one check reads the design rules for the freeze and for the decisions)."""
     found = []
     heading = None
-    tokens = _COMMONMARK.parse(text)
+    tokens = _commonmark().parse(text)
     for index, token in enumerate(tokens):
         if token.type == "heading_open" and index + 1 < len(tokens):
             heading = tokens[index + 1].content.strip()
