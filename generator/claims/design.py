@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from markdown_it import MarkdownIt
 
 from generator.claims.ledger import DesignSource
 from generator.claims.evidence import Evidence
+from generator.claims.memo import Memo
 from generator.errors import InputError
 from generator.fileio import display_path, reading, resolved
 
@@ -259,9 +261,21 @@ def _code_block(token) -> _Block | None:
 @functools.lru_cache(maxsize=64)
 def _layout_of(source: str) -> tuple[str, tuple[Unit, ...], tuple[int, ...], list[_Block]]:
     """(text, units in document order, segment starts, code blocks) of a document's source: one
-    check reads each design document for the quotes, the freeze and the budgets, and parses it once."""
+    check reads each design document for the quotes, the freeze and the budgets, and parses it
+    once; a frozen document's layout is a signed memo by its sha256 (generator.claims.memo)."""
+    laid_out = Memo().remembered("design layout", hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(),
+                                 lambda: _layout_record(source))
+    text, units, segment_starts, blocks = laid_out
+    return (text, tuple(Unit(*unit) for unit in units), tuple(segment_starts),
+            [_Block(*block) for block in blocks])
+
+
+def _layout_record(source: str) -> list:
+    """The layout of `_layout_of` as JSON-ready lists."""
     builder, blocks = _lay_out(_MARKDOWN.parse(source))
-    return "".join(builder.parts), tuple(builder.units), tuple(builder.segment_starts), blocks
+    return ["".join(builder.parts),
+            [[unit.kind, unit.start, unit.end, unit.line, unit.heading] for unit in builder.units],
+            list(builder.segment_starts), [[block.text, block.offsets, block.lines] for block in blocks]]
 
 
 class DesignDocument:

@@ -10,9 +10,11 @@ reads, the source of the whole `generator` package, the Python version, and the 
 and SciPy versions. A changed byte, line of code or version is a different key, so a memo never
 answers for inputs it was not made from; the derivation then runs in full, as before.
 
-The renderer keeps two more the same way: the orphan scan of a rendered output (by the sha256 of
-the output's text) and its Jinja templates compiled to bytecode (Jinja checks the template's
-source checksum itself; the signature keeps out bytecode the tool did not write).
+Kept the same way, each by the sha256 of the text it was made from: a design document's layout
+into quotable units and its fenced blocks (a frozen document rarely changes, and parsing the five
+of the SciFact review was a fifth of a check), the orphan scan of a rendered output, and the
+Jinja templates compiled to bytecode (Jinja checks the template's source checksum itself; the
+signature keeps out bytecode the tool did not write).
 
 Verified, not believed: an entry counts only when its HMAC-SHA256, made with a key this cache
 created for itself (32 random bytes, readable by its owner only), matches its content. Any other

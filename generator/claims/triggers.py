@@ -33,6 +33,7 @@ error, not an unknown: a typo must not read as "not measured".
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import re
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from typing import Any, Callable
 from markdown_it import MarkdownIt
 
 from generator.claims.design import DesignDocument, design_files
+from generator.claims.memo import Memo
 from generator.claims.predicates import (UNKNOWN, Predicate, PredicateEvaluationError, PredicateSyntaxError,
                                          compile_predicate, evaluate_three_valued)
 from generator.errors import InputError
@@ -134,16 +136,23 @@ def _commonmark() -> MarkdownIt:
 @functools.lru_cache(maxsize=32)
 def _fences(text: str) -> tuple[tuple[str, str, int, str | None], ...]:
     """(info, content, first content line, heading above) of every fenced block of a Markdown text
-    (remembered: one check reads the design rules for the freeze and for the decisions)."""
-    found = []
+    (remembered: one check reads the design rules for the freeze and for the decisions; across
+    checks, a signed memo by the text's sha256, generator.claims.memo)."""
+    found = Memo().remembered("design fences", hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+                              lambda: _fence_record(text))
+    return tuple((info, content, line, heading) for info, content, line, heading in found)
+
+
+def _fence_record(text: str) -> list[list]:
+    found: list[list] = []
     heading = None
     tokens = _commonmark().parse(text)
     for index, token in enumerate(tokens):
         if token.type == "heading_open" and index + 1 < len(tokens):
             heading = tokens[index + 1].content.strip()
         if token.type == "fence" and token.map:
-            found.append((token.info.strip(), token.content, token.map[0] + 2, heading))
-    return tuple(found)
+            found.append([token.info.strip(), token.content, token.map[0] + 2, heading])
+    return found
 
 
 def read_design_rules(design_dir: Path) -> DesignRules:

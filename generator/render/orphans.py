@@ -30,7 +30,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import html5lib
 from markdown_it import MarkdownIt
 
 OPEN = "\ue000"
@@ -216,11 +215,19 @@ class _DocumentScanner:
                     self.add(f"{key}={run}", strip_marks(run))
 
 
+def _html5_parse(text: str) -> Any:
+    # Imported here: `render --check` finds most scans remembered (generator.claims.memo) and then
+    # never needs the parser, the slowest import of the renderer.
+    import html5lib
+
+    return html5lib.parse(text, treebuilder="etree", namespaceHTMLElements=False)
+
+
 def scan_html(text: str, name: str) -> list[Orphan]:
     """Orphans in a marked HTML document (file name `name` for the messages), read as an HTML5
     browser reads it."""
     scanner = _DocumentScanner(name, text)
-    scanner.element(html5lib.parse(text, treebuilder="etree", namespaceHTMLElements=False))
+    scanner.element(_html5_parse(text))
     return scanner.orphans
 
 
@@ -234,7 +241,7 @@ def scan_markdown(text: str, name: str) -> list[Orphan]:
     and the build stamp's comment is a comment."""
     scanner = _DocumentScanner(name, text)
     rendered = _COMMONMARK.render(text)
-    scanner.element(html5lib.parse(rendered, treebuilder="etree", namespaceHTMLElements=False))
+    scanner.element(_html5_parse(rendered))
     return scanner.orphans
 
 

@@ -154,3 +154,24 @@ def test_without_a_home_directory_there_are_no_memos_and_no_error(monkeypatch):
     compute, calls = _counting(3)
     assert Memo().remembered("kind", {}, compute) == 3 and Memo().remembered("kind", {}, compute) == 3
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize("document", sorted(path.name for path in (L03.parent.parent / "design").glob("*.md")))
+def test_a_remembered_design_layout_is_the_parsed_one(document, tmp_path, monkeypatch):
+    from generator.claims import design, triggers
+
+    source = (L03.parent.parent / "design" / document).read_text(encoding="utf-8")
+    monkeypatch.setenv("READOUT_CACHE", str(tmp_path))
+    monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
+    parsed = []
+    for _ in range(2):   # the first parses and remembers, the second reads the memo back
+        design._layout_of.cache_clear()
+        triggers._fences.cache_clear()
+        parsed.append((design._layout_of(source), triggers._fences(source)))
+    assert _entries(tmp_path)
+    monkeypatch.setenv("READOUT_NO_MEMO", "1")
+    design._layout_of.cache_clear()
+    triggers._fences.cache_clear()
+    assert parsed[0] == parsed[1] == (design._layout_of(source), triggers._fences(source))
+    design._layout_of.cache_clear()
+    triggers._fences.cache_clear()
