@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from generator.claims.anchoring import committed_versions
+from generator.claims.memo import Memo
 from generator.claims.repeats import find_repeats
 from generator.errors import InputError
 from generator.fileio import atomic_write_bytes, atomic_write_text, display_path, reading, sha256_bytes, utf8_text
@@ -96,7 +97,9 @@ def _first_draft_problems(project: Project, first: dict[str, Any], shown: str) -
         return [f"{draft_shown}: not the ledger the first history line scored (sha256 differs): the first draft "
                 "was replaced"]
     with reading(draft_path):
-        total, struck, unsourced = _count_draft(raw, draft_shown)
+        # The first draft never changes: its count is a signed memo by its sha256 (generator.claims.memo).
+        total, struck, unsourced = Memo().remembered("first-draft count", first["ledger_sha256"],
+                                                     lambda: list(_count_draft(raw, draft_shown)))
     problems = []
     if first["total"] != total:
         problems.append(f"{shown}:1: total {first['total']} but {draft_shown} holds {total} claims")
