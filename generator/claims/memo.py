@@ -16,15 +16,16 @@ of the SciFact review was a fifth of a check), the orphan scan of a rendered out
 Jinja templates compiled to bytecode (Jinja checks the template's source checksum itself; the
 signature keeps out bytecode the tool did not write).
 
-Verified, not believed: an entry counts only when its HMAC-SHA256, made with a key this cache
-created for itself (32 random bytes, readable by its owner only), matches its content. Any other
-file (one the tool did not write, copied from another machine without its key, edited or cut
-short) is ignored and the derivation runs again. Memos live in the cache directory
-(`$READOUT_CACHE` or `~/.cache/readout`, beside the embeddings), outside every project, so nothing a
-project commits can answer for a derivation.
+Verified, not believed: an entry counts only when its HMAC-SHA256, made with a key this machine
+created for itself (32 random bytes, readable by its owner only, kept in
+`~/.config/readout/memo-signing.key`, apart from the cache), matches its content. Any other file
+(one the tool did not write, a cache restored or copied from another machine, an entry edited,
+renamed or cut short) is ignored and the derivation runs again. Memos live in the cache directory
+(`$READOUT_CACHE` or `~/.cache/readout`, beside the embeddings), outside every project, so nothing
+a project commits can answer for a derivation.
 
-Limits, written down: whoever can write the cache directory can read its key too; the signature
-is a defence against files the tool did not write, not against the machine's owner. A cache that
+Limits, written down: whoever can write this user's configuration directory can read the key; the
+signature is a defence against files the tool did not write, not against the machine's owner. A cache that
 cannot be written costs only time. `READOUT_NO_MEMO=1` turns memos off (every check derives
 everything; the test suite does so wherever it swaps code at run time).
 """
@@ -44,7 +45,7 @@ import generator
 from generator.fileio import default_cache_dir
 
 MEMO_DIR = "memo"
-KEY_FILE = "signing.key"
+KEY_FILE = "memo-signing.key"
 KEY_BYTES = 32
 DISABLE_VARIABLE = "READOUT_NO_MEMO"
 _FORMAT = 1
@@ -81,16 +82,26 @@ def _version_file(library: str) -> bytes:
         return b"no version file"
 
 
+def default_key_file() -> Path:
+    """The signing key, kept apart from the cache it signs: `$XDG_CONFIG_HOME/readout/` (default
+    `~/.config/readout/`), so that a cache directory restored or copied from elsewhere (a CI cache
+    a pull request could have written) brings no key its entries would verify with."""
+    configured = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(configured).expanduser() if configured else Path.home() / ".config"
+    return base / "readout" / KEY_FILE
+
+
 class Memo:
     """One cache directory's memos. Every failure to read or write one is a miss, never an error."""
 
-    def __init__(self, cache_dir: Path | None = None):
-        if cache_dir is None:
-            try:
-                cache_dir = default_cache_dir()
-            except (RuntimeError, KeyError, OSError):   # no home directory: no memos, only time lost
-                cache_dir = None
+    def __init__(self, cache_dir: Path | None = None, key_file: Path | None = None):
+        try:
+            cache_dir = cache_dir if cache_dir is not None else default_cache_dir()
+            key_file = key_file if key_file is not None else default_key_file()
+        except (RuntimeError, KeyError, OSError):   # no home directory: no memos, only time lost
+            cache_dir = key_file = None
         self.directory = cache_dir / MEMO_DIR if cache_dir is not None else None
+        self.key_file = key_file
         self._key: bytes | None = None
 
     def enabled(self) -> bool:
@@ -158,8 +169,8 @@ class Memo:
         self._publish(self.directory / f"{name}.json", json.dumps({"outcome": body, "signature": signature}))
 
     def _signing_key(self) -> bytes | None:
-        if self._key is None and self.directory is not None:
-            path = self.directory / KEY_FILE
+        if self._key is None and self.key_file is not None:
+            path = self.key_file
             try:
                 self._key = path.read_bytes()
             except FileNotFoundError:

@@ -11,10 +11,15 @@ import pytest
 
 from generator.claims import memo as memo_module
 from generator.claims.measured import ResultsFiles
-from generator.claims.memo import KEY_FILE, MEMO_DIR, Memo
+from generator.claims.memo import MEMO_DIR, Memo
 from generator.results import read_results
 
 L03 = Path(__file__).resolve().parents[2] / "examples" / "l03"
+
+
+def _memo(root: Path, key: str = "key") -> Memo:
+    """A cache and a signing key of the test's own."""
+    return Memo(root, key_file=root / key)
 
 
 def _counting(outcome):
@@ -27,14 +32,14 @@ def _counting(outcome):
 
 
 def test_an_outcome_is_computed_once_and_then_remembered(tmp_path):
-    memo = Memo(tmp_path)
+    memo = _memo(tmp_path)
     compute, calls = _counting({"problem": None})
     assert memo.remembered("kind", {"a": 1}, compute) == {"problem": None}
-    assert Memo(tmp_path).remembered("kind", {"a": 1}, compute) == {"problem": None}
+    assert _memo(tmp_path).remembered("kind", {"a": 1}, compute) == {"problem": None}
     assert len(calls) == 1
     # other inputs or another kind are other memos
-    Memo(tmp_path).remembered("kind", {"a": 2}, compute)
-    Memo(tmp_path).remembered("other", {"a": 1}, compute)
+    _memo(tmp_path).remembered("kind", {"a": 2}, compute)
+    _memo(tmp_path).remembered("other", {"a": 1}, compute)
     assert len(calls) == 3
 
 
@@ -45,13 +50,13 @@ def _entries(cache: Path) -> list[Path]:
 @pytest.mark.parametrize("forge", ["edited outcome", "foreign key", "unsigned", "cut short", "not json"])
 def test_an_entry_the_tool_did_not_write_is_ignored_and_computed_again(tmp_path, forge):
     compute, calls = _counting({"problem": None})
-    Memo(tmp_path).remembered("derivation", {"sha256": "x"}, compute)
+    _memo(tmp_path).remembered("derivation", {"sha256": "x"}, compute)
     [entry] = _entries(tmp_path)
     record = json.loads(entry.read_text())
     if forge == "edited outcome":
         record["outcome"] = json.dumps({"problem": "forged"})
     elif forge == "foreign key":
-        (tmp_path / MEMO_DIR / KEY_FILE).write_text("0" * 64)
+        (tmp_path / "key").write_text("0" * 64)
     elif forge == "unsigned":
         del record["signature"]
     entry.write_text(json.dumps(record))
@@ -60,13 +65,13 @@ def test_an_entry_the_tool_did_not_write_is_ignored_and_computed_again(tmp_path,
     elif forge == "not json":
         entry.write_bytes(b"\xff\xfe")
     forged_outcome = {"problem": "a forged verdict"}
-    assert Memo(tmp_path).remembered("derivation", {"sha256": "x"}, lambda: forged_outcome) == forged_outcome
+    assert _memo(tmp_path).remembered("derivation", {"sha256": "x"}, lambda: forged_outcome) == forged_outcome
 
 
 def test_a_forged_entry_with_the_right_name_cannot_make_a_verdict_pass(tmp_path):
     """The attack: write `{"problem": null}` under the name the checker looks for, signed with a key
     of one's own (or none); the checker draws the figure again and says what is wrong."""
-    memo = Memo(tmp_path)
+    memo = _memo(tmp_path)
     name = memo._name("kind", {"sha256": "x"})
     (tmp_path / MEMO_DIR).mkdir(parents=True)
     (tmp_path / MEMO_DIR / f"{name}.json").write_text(json.dumps({"outcome": "null", "signature": "0" * 64}))
@@ -75,9 +80,9 @@ def test_a_forged_entry_with_the_right_name_cannot_make_a_verdict_pass(tmp_path)
 
 def test_a_change_of_code_is_another_memo(tmp_path, monkeypatch):
     compute, calls = _counting(1)
-    Memo(tmp_path).remembered("kind", {}, compute)
+    _memo(tmp_path).remembered("kind", {}, compute)
     monkeypatch.setattr(memo_module, "code_fingerprint", lambda: "another version of the package")
-    Memo(tmp_path).remembered("kind", {}, compute)
+    _memo(tmp_path).remembered("kind", {}, compute)
     assert len(calls) == 2
 
 
@@ -88,11 +93,28 @@ def test_the_code_fingerprint_covers_every_module_and_the_statistics_libraries()
     assert memo_module._version_file("no_such_library_here") == b"absent"
 
 
+def test_a_cache_restored_from_another_machine_answers_for_nothing(tmp_path):
+    """A CI cache restored from elsewhere holds entries signed with that machine's key, which is
+    kept apart from the cache (generator.claims.memo.default_key_file) and so never comes with it."""
+    compute, calls = _counting({"problem": None})
+    _memo(tmp_path, key="their-key").remembered("derivation", {"sha256": "x"}, compute)
+    assert _memo(tmp_path, key="our-key").remembered("derivation", {"sha256": "x"}, lambda: "drawn again") == \
+        "drawn again"
+
+
+def test_the_default_key_lives_outside_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    memo = Memo()
+    assert memo.key_file == tmp_path / "config" / "readout" / "memo-signing.key"
+    assert not memo.key_file.is_relative_to(memo.directory.parent)
+
+
 def test_memos_can_be_turned_off(tmp_path, monkeypatch):
     monkeypatch.setenv("READOUT_NO_MEMO", "1")
     compute, calls = _counting(1)
-    Memo(tmp_path).remembered("kind", {}, compute)
-    Memo(tmp_path).remembered("kind", {}, compute)
+    _memo(tmp_path).remembered("kind", {}, compute)
+    _memo(tmp_path).remembered("kind", {}, compute)
     assert len(calls) == 2 and not (tmp_path / MEMO_DIR).exists()
 
 
@@ -100,17 +122,17 @@ def test_a_cache_that_cannot_be_written_costs_only_time(tmp_path):
     blocked = tmp_path / "file"
     blocked.write_text("not a directory")
     compute, calls = _counting(7)
-    assert Memo(blocked).remembered("kind", {}, compute) == 7
-    assert Memo(blocked).remembered("kind", {}, compute) == 7
+    assert _memo(blocked).remembered("kind", {}, compute) == 7
+    assert _memo(blocked).remembered("kind", {}, compute) == 7
     assert len(calls) == 2
 
 
 def test_the_signing_key_is_private_and_made_once(tmp_path):
-    Memo(tmp_path).remembered("kind", {}, lambda: 1)
-    key = tmp_path / MEMO_DIR / KEY_FILE
+    _memo(tmp_path).remembered("kind", {}, lambda: 1)
+    key = tmp_path / "key"
     first = key.read_bytes()
     assert key.stat().st_mode & 0o077 == 0 and len(first) == 64
-    Memo(tmp_path).remembered("kind", {"b": 1}, lambda: 1)
+    _memo(tmp_path).remembered("kind", {"b": 1}, lambda: 1)
     assert key.read_bytes() == first
 
 
@@ -125,7 +147,7 @@ def l03_outputs(tmp_path):
 
 
 def _problem(outputs: Path, cache: Path) -> str | None:
-    files = ResultsFiles(outputs, memo=Memo(cache))
+    files = ResultsFiles(outputs, memo=_memo(cache))
     return files._problem(read_results(outputs / "results.json"))
 
 
