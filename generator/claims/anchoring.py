@@ -55,8 +55,38 @@ def git_session() -> Iterator[None]:
         _session = outer
 
 
+def _key(args: list[str], cwd: Path, stdin: bytes | None) -> tuple[str, ...]:
+    return (str(cwd), *args, (stdin or b"").decode("utf-8", "surrogateescape"))
+
+
+def _ask_at_once(questions: list[tuple[list[str], Path, bytes | None]]) -> None:
+    """Run every git command of `questions` this session has not asked yet, all at the same time,
+    and keep each output for `_git` (a check's questions of one kind do not depend on each other)."""
+    if _session is None:
+        return
+    running = []
+    for args, cwd, stdin in questions:
+        key = _key(args, cwd, stdin)
+        if key in _session or any(key == other for other, _, _ in running):
+            continue
+        try:
+            process = subprocess.Popen(["git", *args], cwd=cwd, stdin=subprocess.PIPE if stdin is not None else
+                                       subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except OSError:
+            continue   # asked again one by one, and answered "no history" there
+        running.append((key, process, stdin))
+    for key, process, stdin in running:
+        try:
+            output, _ = process.communicate(stdin, timeout=GIT_TIMEOUT_SECONDS)
+        except subprocess.SubprocessError:
+            process.kill()
+            process.communicate()
+            output = None
+        _session[key] = output if process.returncode == 0 else None
+
+
 def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes | None:
-    key = (str(cwd), *args, (stdin or b"").decode("utf-8", "surrogateescape"))
+    key = _key(args, cwd, stdin)
     if _session is not None and key in _session:
         return _session[key]
     try:
@@ -102,12 +132,24 @@ def _shown(specs: list[str], cwd: Path) -> list[bytes | None]:
     return found
 
 
+def _versions_question(path: Path) -> list[str]:
+    return ["log", f"--max-count={MAX_COMMITTED_VERSIONS}", "--format=%H", "--", path.name]
+
+
+def _added_question(path: Path) -> list[str]:
+    return ["log", "--diff-filter=A", "--format=%H", "--", path.name]
+
+
+def _contents_question(path: Path, listing: bytes) -> tuple[list[str], bytes]:
+    return ["cat-file", "--batch"], "".join(f"{commit}:./{path.name}\n" for commit in listing.decode().split()).encode()
+
+
 def committed_versions(path: Path, *, oldest_first: bool = False) -> list[tuple[str, bytes]]:
     """(commit, content) of every committed version of `path` (at most MAX_COMMITTED_VERSIONS, the
     newest), newest first unless `oldest_first`; empty outside a git work tree."""
     if not path.parent.is_dir():
         return []
-    listing = _git(["log", f"--max-count={MAX_COMMITTED_VERSIONS}", "--format=%H", "--", path.name], path.parent)
+    listing = _git(_versions_question(path), path.parent)
     if listing is None:
         return []
     commits = listing.decode().split()
@@ -116,11 +158,26 @@ def committed_versions(path: Path, *, oldest_first: bool = False) -> list[tuple[
     return versions[::-1] if oldest_first else versions
 
 
+def ask_ahead(versioned: list[Path], added: list[Path]) -> None:
+    """Within a `git_session`, ask git at once what `committed_versions` of each of `versioned`
+    and `first_commit_adding` of each of `added` will ask, then every version's content at once:
+    a check then waits for git twice instead of a dozen times, and gets the very same answers."""
+    _ask_at_once([(_versions_question(path), path.parent, None) for path in versioned if path.parent.is_dir()]
+                 + [(_added_question(path), path.parent, None) for path in added if path.parent.is_dir()])
+    contents = []
+    for path in versioned:
+        listing = _session.get(_key(_versions_question(path), path.parent, None)) if _session is not None else None
+        if listing and listing.split():
+            args, stdin = _contents_question(path, listing)
+            contents.append((args, path.parent, stdin))
+    _ask_at_once(contents)
+
+
 def first_commit_adding(path: Path) -> str | None:
     """The oldest commit that added `path`, or None (never committed, or no git)."""
     if not path.parent.is_dir():
         return None
-    listing = _git(["log", "--diff-filter=A", "--format=%H", "--", path.name], path.parent)
+    listing = _git(_added_question(path), path.parent)
     commits = listing.decode().split() if listing else []
     return commits[-1] if commits else None
 
@@ -261,6 +318,16 @@ def results_files(project: Project, log: FreezeLog | None) -> list[str]:
     if log is not None and log.entries:
         names |= {trigger.get("file", "results.json") for trigger in log.entries[-1].rules["triggers"].values()}
     return sorted(names)
+
+
+def ask_git_ahead(project: Project, log: FreezeLog | None) -> None:
+    """Within a `git_session`: every history question a check of `project` asks (the first-draft
+    history, the first draft, the freeze log, each results file's first commit), asked at once."""
+    cwd = project.claims_dir if project.claims_dir.is_dir() else project.root
+    if not in_work_tree(cwd):
+        return
+    ask_ahead([project.history_path, project.claims_dir / FIRST_DRAFT_NAME, project.freeze_path],
+              [project.outputs_dir / name for name in results_files(project, log)])
 
 
 def project_anchoring(project: Project, log: FreezeLog | None, first_draft_sha256: str | None) -> Anchoring:

@@ -37,7 +37,7 @@ from generator.claims.attribution import (ShownValue, attribution_reasons, menti
                                           query_of, query_spans, rows_of)
 from generator.claims.design import DesignLibrary, check_design_source, reduce_markdown
 from generator.claims.formats import place
-from generator.claims.anchoring import git_session, project_anchoring
+from generator.claims.anchoring import ask_git_ahead, git_session, project_anchoring
 from generator.claims.freeze import freeze_problems, read_freeze_log, rule_changes
 from generator.claims.identifiers import KnownIdentifiers
 from generator.claims.history import append_history, first_draft_score, history_entry, read_history
@@ -623,6 +623,7 @@ def _check_project(project: Project, record_history: bool, now: datetime | None)
         result.repeats = repeats.get(result.claim.id)
     counted = [result for result in checked if result.repeats is None]
     log = read_freeze_log(project)
+    ask_git_ahead(project, log)
     problems, current = freeze_problems(project, log)
     untraceable = sum(result.counts_untraceable for result in counted)
     struck = sum(result.claim.struck for result in counted)

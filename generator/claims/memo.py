@@ -37,6 +37,7 @@ import hashlib
 import hmac
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -49,6 +50,18 @@ KEY_FILE = "memo-signing.key"
 KEY_BYTES = 32
 DISABLE_VARIABLE = "READOUT_NO_MEMO"
 _FORMAT = 1
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; anything else (a FIFO, a device, a
+    directory, an overlong file) is an OSError, so a planted file can neither block nor flood a check."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(descriptor, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode) or status.st_size > limit:
+            raise OSError(f"{path}: not a regular file of at most {limit} bytes")
+        return handle.read(limit + 1)
 
 
 @functools.lru_cache(maxsize=1)
@@ -145,7 +158,7 @@ class Memo:
         if self.directory is None:
             return None
         try:
-            text = (self.directory / f"{name}.json").read_text(encoding="utf-8")
+            text = _read_regular(self.directory / f"{name}.json", MAX_ENTRY_BYTES).decode("utf-8")
             entry = json.loads(text)
             body, signature = entry["outcome"], entry["signature"]
         except (OSError, ValueError, TypeError, KeyError):
@@ -172,13 +185,13 @@ class Memo:
         if self._key is None and self.key_file is not None:
             path = self.key_file
             try:
-                self._key = path.read_bytes()
+                self._key = _read_regular(path, 2 * KEY_BYTES)
             except FileNotFoundError:
                 # First use: another process may create the key at the same moment; the link below
                 # lets exactly one of them win, and everyone then reads the winner's key.
                 self._publish(path, os.urandom(KEY_BYTES).hex(), exclusive=True)
                 try:
-                    self._key = path.read_bytes()
+                    self._key = _read_regular(path, 2 * KEY_BYTES)
                 except OSError:
                     return None
             except OSError:

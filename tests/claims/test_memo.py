@@ -197,3 +197,20 @@ def test_a_remembered_design_layout_is_the_parsed_one(document, tmp_path, monkey
     assert parsed[0] == parsed[1] == (design._layout_of(source), triggers._fences(source))
     design._layout_of.cache_clear()
     triggers._fences.cache_clear()
+
+
+@pytest.mark.parametrize("planted", ["fifo", "directory", "huge key"])
+def test_a_planted_file_neither_blocks_nor_floods_a_check(tmp_path, planted):
+    import os
+
+    memo = _memo(tmp_path)
+    name = memo._name("kind", {})
+    (tmp_path / MEMO_DIR).mkdir()
+    entry = tmp_path / MEMO_DIR / f"{name}.json"
+    if planted == "fifo":
+        os.mkfifo(entry)
+    elif planted == "directory":
+        entry.mkdir()
+    else:
+        (tmp_path / "key").write_bytes(b"0" * 10_000)
+    assert memo.remembered("kind", {}, lambda: "computed") == "computed"

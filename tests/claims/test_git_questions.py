@@ -1,0 +1,61 @@
+"""Git is asked each question once per check, and the questions asked ahead get the answers the
+check would have got one by one (generator.claims.anchoring)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from generator.claims import anchoring
+from generator.claims.anchoring import ask_git_ahead, git_session, project_anchoring
+from generator.claims.freeze import read_freeze_log
+from generator.claims.history import read_history
+from generator.project import load_project
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def _in_git() -> bool:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPOSITORY, capture_output=True).returncode == 0
+
+
+def _anchoring(project, ahead: bool):
+    with git_session():
+        log = read_freeze_log(project)
+        if ahead:
+            ask_git_ahead(project, log)
+        history = read_history(project)
+        return project_anchoring(project, log, history.entries[0]["ledger_sha256"] if history.entries else None), \
+            history.problems
+
+
+@pytest.mark.skipif(not _in_git(), reason="the checkout is not a git work tree")
+@pytest.mark.parametrize("root", [".", "examples/l03"])
+def test_asking_ahead_changes_no_answer_and_leaves_only_the_ancestry_questions(root, monkeypatch):
+    project = load_project(REPOSITORY / root)
+    one_by_one = _anchoring(project, ahead=False)
+    asked: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counting_run(argv, *args, **kwargs):
+        asked.append(argv[1:3])
+        return real_run(argv, *args, **kwargs)
+
+    with git_session():
+        log = read_freeze_log(project)
+        ask_git_ahead(project, log)
+        monkeypatch.setattr(anchoring.subprocess, "run", counting_run)
+        history = read_history(project)
+        ahead = (project_anchoring(project, log, history.entries[0]["ledger_sha256"] if history.entries else None),
+                 history.problems)
+    assert ahead == one_by_one
+    assert all(question[0] == "merge-base" for question in asked), asked
+
+
+def test_outside_a_work_tree_nothing_is_asked_ahead(tmp_path, make_project):
+    project = load_project(make_project(tmp_path / "p"))
+    with git_session():
+        ask_git_ahead(project, read_freeze_log(project))
+        assert [key for key in anchoring._session if key[1] != "rev-parse"] == []
