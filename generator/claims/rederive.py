@@ -31,6 +31,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from generator.claims.memo import Memo
 from generator.core.diagnosis import count_verdicts, diagnose, ndcg_verdict, recall_verdict
 from generator.core.fusion import reciprocal_rank_fusion
 from generator.core.headroom import ceiling_block
@@ -566,16 +567,24 @@ _READ_WHOLE_BYTES = 256 * 1024 * 1024
 
 
 def _documents_in(corpus: Path, sha256: Any) -> int | None:
-    """The non-blank lines of a corpus.jsonl whose bytes have `sha256`, else None; a corpus that
-    fits comfortably in memory is read once for both, and once per check for every results file
-    that names it (a file's identity and modification time unchanged)."""
+    """The non-blank lines of a corpus.jsonl whose bytes have `sha256`, else None.
+
+    Read once per check for every results file that names it, and remembered across checks by
+    the file's identity as the kernel keeps it (device, inode, size, modification and change
+    times, as git's index does): no write leaves all of them as they were, and the change time
+    cannot be set back by any user. A large corpus is hashed once, not at every check."""
     status = corpus.stat()
-    return _counted(str(corpus.resolve()), status.st_size, status.st_mtime_ns, status.st_ino, str(sha256))
+    return _counted(str(corpus.resolve()), (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns,
+                                            status.st_ctime_ns), str(sha256))
 
 
 @functools.lru_cache(maxsize=8)
-def _counted(path: str, size: int, modified_ns: int, inode: int, sha256: str) -> int | None:
-    corpus = Path(path)
+def _counted(path: str, identity: tuple[int, ...], sha256: str) -> int | None:
+    return Memo().remembered("corpus documents", {"path": path, "identity": list(identity), "sha256": sha256},
+                             lambda: _count_documents(Path(path), identity[2], sha256))
+
+
+def _count_documents(corpus: Path, size: int, sha256: str) -> int | None:
     if size <= _READ_WHOLE_BYTES:
         content = corpus.read_bytes()
         if sha256_bytes(content) != sha256:

@@ -214,3 +214,21 @@ def test_a_planted_file_neither_blocks_nor_floods_a_check(tmp_path, planted):
     else:
         (tmp_path / "key").write_bytes(b"0" * 10_000)
     assert memo.remembered("kind", {}, lambda: "computed") == "computed"
+
+
+def test_a_corpus_count_is_remembered_only_for_the_very_file_it_was_made_from(tmp_path, monkeypatch):
+    import hashlib
+
+    from generator.claims import rederive
+
+    monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_bytes(b'{"_id": "a"}\n{"_id": "b"}\n')
+    recorded = hashlib.sha256(corpus.read_bytes()).hexdigest()
+    assert rederive._documents_in(corpus, recorded) == 2
+    rederive._counted.cache_clear()
+    assert rederive._documents_in(corpus, recorded) == 2     # from the memo
+    corpus.write_bytes(b'{"_id": "a"}\n{"_id": "c"}\n')       # same size, other bytes
+    rederive._counted.cache_clear()
+    assert rederive._documents_in(corpus, recorded) is None
