@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -578,10 +579,18 @@ def _documents_in(corpus: Path, sha256: Any) -> int | None:
                                             status.st_ctime_ns), str(sha256))
 
 
+# A file changed less than this long ago may change again within the same timestamp tick
+# without its identity showing it ("racy git"): it is counted afresh, not remembered.
+_SETTLED_SECONDS = 2
+
+
 @functools.lru_cache(maxsize=8)
 def _counted(path: str, identity: tuple[int, ...], sha256: str) -> int | None:
+    count = functools.partial(_count_documents, Path(path), identity[2], sha256)
+    if time.time_ns() - max(identity[3], identity[4]) < _SETTLED_SECONDS * 1_000_000_000:
+        return count()
     return Memo().remembered("corpus documents", {"path": path, "identity": list(identity), "sha256": sha256},
-                             lambda: _count_documents(Path(path), identity[2], sha256))
+                             count)
 
 
 def _count_documents(corpus: Path, size: int, sha256: str) -> int | None:

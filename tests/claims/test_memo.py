@@ -218,17 +218,39 @@ def test_a_planted_file_neither_blocks_nor_floods_a_check(tmp_path, planted):
 
 def test_a_corpus_count_is_remembered_only_for_the_very_file_it_was_made_from(tmp_path, monkeypatch):
     import hashlib
+    import os
+    import time
+
+    from generator.claims import rederive
+
+    monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
+    monkeypatch.setattr(rederive, "_SETTLED_SECONDS", 0)   # every file counts as settled here
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_bytes(b'{"_id": "a"}\n{"_id": "b"}\n')
+    recorded = hashlib.sha256(corpus.read_bytes()).hexdigest()
+    rederive._counted.cache_clear()
+    assert rederive._documents_in(corpus, recorded) == 2
+    assert len(_entries(tmp_path / "cache")) == 1
+    before = corpus.stat()
+    time.sleep(0.01)
+    corpus.write_bytes(b'{"_id": "a"}\n{"_id": "c"}\n')       # same size, other bytes,
+    os.utime(corpus, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the old times put back
+    rederive._counted.cache_clear()
+    assert rederive._documents_in(corpus, recorded) is None     # the change time gave it away
+    rederive._counted.cache_clear()
+
+
+def test_a_corpus_changed_a_moment_ago_is_counted_not_remembered(tmp_path, monkeypatch):
+    import hashlib
 
     from generator.claims import rederive
 
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_bytes(b'{"_id": "a"}\n{"_id": "b"}\n')
-    recorded = hashlib.sha256(corpus.read_bytes()).hexdigest()
-    assert rederive._documents_in(corpus, recorded) == 2
+    corpus.write_bytes(b'{"_id": "a"}\n')
     rederive._counted.cache_clear()
-    assert rederive._documents_in(corpus, recorded) == 2     # from the memo
-    corpus.write_bytes(b'{"_id": "a"}\n{"_id": "c"}\n')       # same size, other bytes
+    assert rederive._documents_in(corpus, hashlib.sha256(corpus.read_bytes()).hexdigest()) == 1
+    assert _entries(tmp_path / "cache") == []
     rederive._counted.cache_clear()
-    assert rederive._documents_in(corpus, recorded) is None
