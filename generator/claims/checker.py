@@ -43,6 +43,7 @@ from generator.claims.identifiers import KnownIdentifiers
 from generator.claims.history import append_history, first_draft_score, history_entry, read_history
 from generator.claims.ledger import (KINDS, OUTPUTS, Claim, DecisionSource, DesignSource, Ledger, MeasuredSource,
                                      literal_text, load_ledger)
+from generator.claims.memo import save_books
 from generator.claims.measured import ResultsFiles, evaluate_predicate, resolve_measured_source, short
 from generator.claims.predicates import can_fail
 from generator.claims.evidence import Evidence
@@ -612,7 +613,9 @@ def check_project(project: Project, *, record_history: bool = False, now: dateti
     """Check the project's ledger, design freeze and first-draft history. Writes nothing unless
     `record_history` is set, and then only a new history line for a ledger never checked before."""
     with git_session():
-        return _check_project(project, record_history, now)
+        report = _check_project(project, record_history, now)
+    save_books()
+    return report
 
 
 def _check_project(project: Project, record_history: bool, now: datetime | None) -> CheckReport:

@@ -33,14 +33,17 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-
-from markdown_it import MarkdownIt
+from typing import TYPE_CHECKING
 
 from generator.claims.ledger import DesignSource
 from generator.claims.evidence import Evidence
-from generator.claims.memo import Memo
+from generator.claims.memo import Memo, book
 from generator.errors import InputError
 from generator.fileio import display_path, reading, resolved
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
 
 CLOSEST_MAX_CHARS = 160
 CLOSEST_CANDIDATES = 40
@@ -54,7 +57,15 @@ MAX_QUOTE_CHARS = 2_000
 
 UNIT_HINT = "quote whole sentences, list items or table cells"
 
-_MARKDOWN = MarkdownIt("commonmark").enable("table")
+
+
+@functools.lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    # Imported here: a warm check finds every layout and quote remembered (generator.claims.memo).
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
+
 _WORD = re.compile(r"\S+")
 _SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(\s+)")
 _OPENERS = "\"'\u201c\u2018(["
@@ -122,7 +133,11 @@ def _words(pieces: list[tuple[str, int]]) -> tuple[str, list[int], list[int]]:
 
 def reduce_markdown(text: str) -> str:
     """The text a reader sees of inline Markdown `text`, whitespace collapsed."""
-    tokens = _MARKDOWN.parseInline(text)
+    return book("reduced markdown").get(text, lambda: _reduced(text))
+
+
+def _reduced(text: str) -> str:
+    tokens = _markdown().parseInline(text)
     return _words(_inline_pieces(tokens[0].children if tokens else (), 1))[0]
 
 
@@ -272,7 +287,7 @@ def _layout_of(source: str) -> tuple[str, tuple[Unit, ...], tuple[int, ...], lis
 
 def _layout_record(source: str) -> list:
     """The layout of `_layout_of` as JSON-ready lists."""
-    builder, blocks = _lay_out(_MARKDOWN.parse(source))
+    builder, blocks = _lay_out(_markdown().parse(source))
     return ["".join(builder.parts),
             [[unit.kind, unit.start, unit.end, unit.line, unit.heading] for unit in builder.units],
             list(builder.segment_starts), [[block.text, block.offsets, block.lines] for block in blocks]]

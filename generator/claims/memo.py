@@ -10,7 +10,8 @@ reads, the source of the whole `generator` package, the Python version, and the 
 and SciPy versions. A changed byte, line of code or version is a different key, so a memo never
 answers for inputs it was not made from; the derivation then runs in full, as before.
 
-Kept the same way, each by the sha256 of the text it was made from: a design document's layout
+Kept the same way, each by the sha256 of the text it was made from (or, for the small results
+of one function of a string, together in one book: `MemoBook`): a design document's layout
 into quotable units and its fenced blocks (a frozen document rarely changes, and parsing the five
 of the SciFact review was a fifth of a check), the orphan scan of a rendered output, and the
 Jinja templates compiled to bytecode (Jinja checks the template's source checksum itself; the
@@ -219,3 +220,54 @@ class Memo:
                 temporary.unlink()
             except OSError:
                 pass
+
+
+class MemoBook:
+    """Many small results of one pure function of a string (the visible text of a claim's Markdown,
+    a quote with its Markdown reduced), kept together as one signed memo: a check reads one file,
+    not one per sentence, and needs no Markdown parser for a sentence it has read before. Written
+    back by `save_books` at the end of a check; a book that outgrows BOOK_LIMIT keeps only what the
+    last check used."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._entries: dict[str, Any] | None = None
+        self._used: set[str] = set()
+        self._added = False
+
+    def get(self, key: str, compute: Callable[[], Any]) -> Any:
+        if self._entries is None:
+            found = Memo().load(self.kind, "book")
+            self._entries = found[0] if found is not None and isinstance(found[0], dict) else {}
+        self._used.add(key)
+        if key not in self._entries:
+            self._entries[key] = compute()
+            self._added = True
+        return self._entries[key]
+
+    def save(self) -> None:
+        if not self._added or self._entries is None:
+            return
+        entries = self._entries
+        if len(entries) > BOOK_LIMIT:
+            entries = {key: value for key, value in entries.items() if key in self._used}
+        Memo().store(self.kind, "book", entries)
+        self._added = False
+        self._used = set()
+
+
+BOOK_LIMIT = 4096
+_BOOKS: dict[str, MemoBook] = {}
+
+
+def book(kind: str) -> MemoBook:
+    """This process's book of `kind` (see MemoBook)."""
+    if kind not in _BOOKS:
+        _BOOKS[kind] = MemoBook(kind)
+    return _BOOKS[kind]
+
+
+def save_books() -> None:
+    for memo_book in _BOOKS.values():
+        memo_book.save()
+

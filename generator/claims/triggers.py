@@ -38,9 +38,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
-
-from markdown_it import MarkdownIt
+from typing import TYPE_CHECKING, Any, Callable
 
 from generator.claims.design import DesignDocument, design_files
 from generator.claims.memo import Memo
@@ -52,6 +50,9 @@ from generator.numerals import find_numerals, numeral_value
 from generator.results import RESULTS_NAME, PathSyntaxError, Results, cost_block, parse_path, path_text, resolve
 from generator.safe_yaml import load_config_with_lines
 from generator.wording import label_problem
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 FIRES = "fires"
 DOES_NOT_FIRE = "does not fire"
@@ -130,6 +131,8 @@ class DesignRules:
 
 @functools.lru_cache(maxsize=1)
 def _commonmark() -> MarkdownIt:
+    from markdown_it import MarkdownIt   # only when a design document's fences are not remembered
+
     return MarkdownIt("commonmark")
 
 

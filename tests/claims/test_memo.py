@@ -254,3 +254,52 @@ def test_a_corpus_changed_a_moment_ago_is_counted_not_remembered(tmp_path, monke
     assert rederive._documents_in(corpus, hashlib.sha256(corpus.read_bytes()).hexdigest()) == 1
     assert _entries(tmp_path / "cache") == []
     rederive._counted.cache_clear()
+
+
+def test_a_book_keeps_many_results_in_one_signed_memo(tmp_path, monkeypatch):
+    from generator.claims.memo import MemoBook
+
+    monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
+    first = MemoBook("test book")
+    assert first.get("a", lambda: "A") == "A" and first.get("b", lambda: "B") == "B"
+    first.save()
+    assert len(_entries(tmp_path / "cache")) == 1
+    again = MemoBook("test book")
+    assert again.get("a", lambda: "computed again") == "A"
+    [entry] = _entries(tmp_path / "cache")
+    record = json.loads(entry.read_text())
+    record["outcome"] = json.dumps({"a": "forged"})
+    entry.write_text(json.dumps(record))
+    assert MemoBook("test book").get("a", lambda: "computed again") == "computed again"
+
+
+def test_a_book_past_its_limit_keeps_what_the_last_check_used(tmp_path, monkeypatch):
+    from generator.claims import memo as memo_module
+    from generator.claims.memo import MemoBook
+
+    monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
+    monkeypatch.setattr(memo_module, "BOOK_LIMIT", 2)
+    filled = MemoBook("small book")
+    for key in "abc":
+        filled.get(key, lambda key=key: key.upper())
+    filled.save()
+    assert MemoBook("small book").get("a", lambda: "gone") == "A"   # under the limit nothing was dropped
+    filled.get("d", lambda: "D")
+    filled.save()                                                   # 4 entries; the last check used only d
+    assert MemoBook("small book").get("a", lambda: "gone") == "gone"
+    assert MemoBook("small book").get("d", lambda: "gone") == "D"
+
+
+@pytest.mark.parametrize("text", ["plain words", "a **bold** claim with `code` and [a link](#x)",
+                                  "![an image](pic.png) and <b>html</b> & more", "line\nbreak\\\nhard"])
+def test_a_remembered_rendering_is_the_parsed_one(text, tmp_path, monkeypatch):
+    from generator.claims import design, visible
+
+    monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("READOUT_NO_MEMO", "1")
+    visible._render_cached.cache_clear()
+    fresh = (visible._parsed(text), design._reduced(text))
+    assert (visible._render_cached(text), design.reduce_markdown(text)) == fresh
+    visible._render_cached.cache_clear()
