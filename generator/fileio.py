@@ -33,6 +33,11 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def sha256_text(text: str) -> str:
+    """The sha256 of a text's UTF-8 bytes (a lone surrogate kept as its own bytes, never an error)."""
+    return sha256_bytes(text.encode("utf-8", "surrogatepass"))
+
+
 def _current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,9 +36,9 @@ from typing import TYPE_CHECKING
 
 from generator.claims.ledger import DesignSource
 from generator.claims.evidence import Evidence
-from generator.claims.memo import Memo, book
+from generator.claims.memo import book, default_memo
 from generator.errors import InputError
-from generator.fileio import display_path, reading, resolved
+from generator.fileio import display_path, reading, resolved, sha256_text
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -278,7 +277,7 @@ def _layout_of(source: str) -> tuple[str, tuple[Unit, ...], tuple[int, ...], lis
     """(text, units in document order, segment starts, code blocks) of a document's source: one
     check reads each design document for the quotes, the freeze and the budgets, and parses it
     once; a frozen document's layout is a signed memo by its sha256 (generator.claims.memo)."""
-    laid_out = Memo().remembered("design layout", hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(),
+    laid_out = default_memo().remembered("design layout", sha256_text(source),
                                  lambda: _layout_record(source))
     text, units, segment_starts, blocks = laid_out
     return (text, tuple(Unit(*unit) for unit in units), tuple(segment_starts),

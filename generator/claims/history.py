@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from generator.claims.anchoring import committed_versions
-from generator.claims.memo import Memo
+from generator.claims.memo import default_memo
 from generator.claims.repeats import find_repeats
 from generator.errors import InputError
 from generator.fileio import atomic_write_bytes, atomic_write_text, display_path, reading, sha256_bytes, utf8_text
@@ -98,7 +98,7 @@ def _first_draft_problems(project: Project, first: dict[str, Any], shown: str) -
                 "was replaced"]
     with reading(draft_path):
         # The first draft never changes: its count is a signed memo by its sha256 (generator.claims.memo).
-        total, struck, unsourced = Memo().remembered("first-draft count", first["ledger_sha256"],
+        total, struck, unsourced = default_memo().remembered("first-draft count", first["ledger_sha256"],
                                                      lambda: list(_count_draft(raw, draft_shown)))
     problems = []
     if first["total"] != total:

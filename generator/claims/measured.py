@@ -19,7 +19,7 @@ from generator.claims.predicates import PredicateEvaluationError
 from generator.claims.evidence import Evidence
 from generator.errors import InputError
 from generator.fileio import display_path, reading, sha256_file
-from generator.claims.memo import Memo
+from generator.claims.memo import Memo, default_memo
 from generator.claims.rederive import SIDE_FILES, derive_results, project_problem, side_file_problem
 from generator.results import RESULTS_NAME, Results, read_results, resolve, seal_problem
 
@@ -30,7 +30,7 @@ class ResultsFiles:
     def __init__(self, outputs_dir: Path, project_root: Path | None = None, skip_rerank_reason: str | None = None,
                  memo: Memo | None = None):
         self.outputs_dir = outputs_dir
-        self.memo = memo if memo is not None else Memo()
+        self.memo = memo if memo is not None else default_memo()
         self.derived: dict[str, dict[str, Any]] = {}
         self.project_root = project_root
         self.skip_rerank_reason = skip_rerank_reason

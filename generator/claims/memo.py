@@ -222,6 +222,21 @@ class Memo:
                 pass
 
 
+_DEFAULT_MEMOS: dict[tuple[Path, Path] | None, Memo] = {}
+
+
+def default_memo() -> Memo:
+    """The memo of the default cache directory and key, one per process for as long as neither
+    changes, so that its key is read once per check rather than once per memo."""
+    try:
+        where: tuple[Path, Path] | None = (default_cache_dir(), default_key_file())
+    except (RuntimeError, KeyError, OSError):
+        where = None
+    if where not in _DEFAULT_MEMOS:
+        _DEFAULT_MEMOS[where] = Memo(*where) if where is not None else Memo()
+    return _DEFAULT_MEMOS[where]
+
+
 class MemoBook:
     """Many small results of one pure function of a string (the visible text of a claim's Markdown,
     a quote with its Markdown reduced), kept together as one signed memo: a check reads one file,
@@ -237,7 +252,7 @@ class MemoBook:
 
     def get(self, key: str, compute: Callable[[], Any]) -> Any:
         if self._entries is None:
-            found = Memo().load(self.kind, "book")
+            found = default_memo().load(self.kind, "book")
             self._entries = found[0] if found is not None and isinstance(found[0], dict) else {}
         self._used.add(key)
         if key not in self._entries:
@@ -251,7 +266,7 @@ class MemoBook:
         entries = self._entries
         if len(entries) > BOOK_LIMIT:
             entries = {key: value for key, value in entries.items() if key in self._used}
-        Memo().store(self.kind, "book", entries)
+        default_memo().store(self.kind, "book", entries)
         self._added = False
         self._used = set()
 

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from generator.claims.memo import Memo
+from generator.claims.memo import default_memo
 from generator.core.diagnosis import count_verdicts, diagnose, ndcg_verdict, recall_verdict
 from generator.core.fusion import reciprocal_rank_fusion
 from generator.core.headroom import ceiling_block
@@ -589,7 +589,7 @@ def _counted(path: str, identity: tuple[int, ...], sha256: str) -> int | None:
     count = functools.partial(_count_documents, Path(path), identity[2], sha256)
     if time.time_ns() - max(identity[3], identity[4]) < _SETTLED_SECONDS * 1_000_000_000:
         return count()
-    return Memo().remembered("corpus documents", {"path": path, "identity": list(identity), "sha256": sha256},
+    return default_memo().remembered("corpus documents", {"path": path, "identity": list(identity), "sha256": sha256},
                              count)
 
 

@@ -33,7 +33,6 @@ error, not an unknown: a typo must not read as "not measured".
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 import re
 from dataclasses import dataclass, field
@@ -41,11 +40,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from generator.claims.design import DesignDocument, design_files
-from generator.claims.memo import Memo
+from generator.claims.memo import default_memo
 from generator.claims.predicates import (UNKNOWN, Predicate, PredicateEvaluationError, PredicateSyntaxError,
                                          compile_predicate, evaluate_three_valued)
 from generator.errors import InputError
-from generator.fileio import display_path, reading
+from generator.fileio import display_path, reading, sha256_text
 from generator.numerals import find_numerals, numeral_value
 from generator.results import RESULTS_NAME, PathSyntaxError, Results, cost_block, parse_path, path_text, resolve
 from generator.safe_yaml import load_config_with_lines
@@ -141,7 +140,7 @@ def _fences(text: str) -> tuple[tuple[str, str, int, str | None], ...]:
     """(info, content, first content line, heading above) of every fenced block of a Markdown text
     (remembered: one check reads the design rules for the freeze and for the decisions; across
     checks, a signed memo by the text's sha256, generator.claims.memo)."""
-    found = Memo().remembered("design fences", hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+    found = default_memo().remembered("design fences", sha256_text(text),
                               lambda: _fence_record(text))
     return tuple((info, content, line, heading) for info, content, line, heading in found)
 

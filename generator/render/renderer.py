@@ -25,10 +25,10 @@ from jinja2 import BytecodeCache, Environment, FileSystemLoader, StrictUndefined
 from jinja2.bccache import Bucket
 
 from generator.claims.checker import check_project
-from generator.claims.memo import Memo
+from generator.claims.memo import Memo, default_memo
 from generator.claims.report import CheckReport, failure_lines
 from generator.errors import InputError
-from generator.fileio import display_path, reading, sha256_bytes, sha256_file, write_set
+from generator.fileio import display_path, reading, sha256_file, sha256_text, write_set
 from generator.project import Project
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.render import charts
@@ -49,7 +49,7 @@ def _environment(templates_dir: Path) -> Environment:
                                      disabled_extensions=("md", "md.j2"),
                                      default_for_string=True, default=True),
         undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
-        bytecode_cache=_SignedBytecode(Memo()))
+        bytecode_cache=_SignedBytecode(default_memo()))
 
 
 def load_project_results(project: Project) -> Results:
@@ -216,11 +216,11 @@ def _charts(spec: OutputSpec, results: dict, door: Door, labels: Labels, budget:
 def find_orphans(rendered: list[Rendered], memo: Memo | None = None) -> list[Orphan]:
     """Every orphan text of the outputs; the scan of a text already scanned is remembered
     (generator.claims.memo: an HTML5 parse of the readout is the slowest step of `render --check`)."""
-    memo = memo if memo is not None else Memo()
+    memo = memo if memo is not None else default_memo()
     found: list[Orphan] = []
     for output in rendered:
         name = display_path(output.path)
-        inputs = {"name": name, "sha256": sha256_bytes(output.marked.encode("utf-8", "surrogatepass"))}
+        inputs = {"name": name, "sha256": sha256_text(output.marked)}
         scanned = memo.remembered("orphan scan", inputs,
                                   lambda text=output.marked, name=name: [asdict(orphan) for orphan in scan(text, name)])
         found.extend(Orphan(**orphan) for orphan in scanned)
