@@ -1,19 +1,21 @@
-"""Benchmark `readout cost`'s scoring path against a plain CrossEncoder.predict, side by side (not a test).
+"""Benchmark pricing a reranker by its shape: extrapolation, int8, and the scoring path (not a test).
 
-Run: `.venv/bin/python bench/bench_cost.py [--queries 4] [--runs 3] [--batch-size 16]`
+Run: `.venv/bin/python bench/bench_cost.py [--queries 4] [--runs 2] [--batch-size 16]`
 
 Pairs: the release sample's hybrid candidates (SciFact, from outputs/results.json's hybrid run) when
-../shared/data/scifact and outputs/runs/hybrid.trec are present, else synthetic text pairs. In one
-process it measures pairs per second of:
-(a) the tool's cost path for the cross-encoder/ms-marco-MiniLM-L-6-v2 shape
-    (`measure_rerank_cost`, a fresh cache each run, so every query is timed), and
-(b) a plain `sentence_transformers.CrossEncoder(dir, max_length=512).predict` of the same pairs with a
-    randomly initialised model of the same config saved to disk and loaded the ordinary way,
-both warmed up and timed per query (wall, perf_counter), with the same max_length, batch size and
-threads. The two paths alternate query by query (which goes first flips each time), so a busy
-spell on a shared machine slows both alike; each tool call is a whole `measure_rerank_cost` of one
-query (its shape build and warm-up are not timed, as in the tool). Prints both pairs/s and the
-ratio (a)/(b). The target is 0.9 to 1.1: the cost path adds nothing to the time it measures.
+../shared/data/scifact and outputs/runs/hybrid.trec are present, else synthetic text pairs; max_length
+512, fp32 unless said, cpu, the machine's threads. In one process it prints:
+(a) extrapolation against the full model: cross-encoder/ms-marco-MiniLM-L-12-v2 and BAAI/bge-reranker-base
+    priced both ways (`measure_rerank_cost`, method "full" and "extrapolated", fresh caches) on the same
+    pairs; the p50 and p95 ratios extrapolated/full (goal: within 5%);
+(b) int8/fp32: the MiniLM-L-12 shape's extrapolated p50 at int8 against fp32 (below 1 is faster);
+(c) the tool's timed scoring path against a plain `CrossEncoder(dir).predict` of the same pairs with the
+    MiniLM-L-6 shape saved to disk and loaded the ordinary way, alternating query by query (which goes
+    first flips each time, so a busy spell slows both alike); pairs/s and the ratio (target at least 1.0);
+(d) the wall time of each pricing in (a), and for BAAI/bge-reranker-v2-m3 the extrapolated pricing's wall
+    time against its full time ESTIMATED from the fitted per-query times (the full 24 layers are not run:
+    that is the half hour this avoids), to judge "at most a fifth of a full run".
+Timing noise: the figures are as good as the machine is quiet; the load average is printed.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ import time
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+PLAIN_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+EXTRAPOLATED_MODELS = ("cross-encoder/ms-marco-MiniLM-L-12-v2", "BAAI/bge-reranker-base")
+LARGE_MODEL = "BAAI/bge-reranker-v2-m3"
 MAX_LENGTH = 512
 
 
@@ -55,67 +59,127 @@ def plain_milliseconds(model, pairs: list[tuple[str, str]], batch_size: int) -> 
     return (time.perf_counter() - started) * 1000.0
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--queries", type=int, default=4, help="queries to score per run (default 4)")
-    parser.add_argument("--runs", type=int, default=3, help="passes over the queries (default 3)")
-    parser.add_argument("--batch-size", type=int, default=16)
-    args = parser.parse_args()
+def _load() -> str:
+    return f"load average {os.getloadavg()[0]:.2f}"
 
+
+def price(pairs_by_query, model, cache: Path, batch_size: int, **settings) -> tuple[dict, float]:
+    """One measure_rerank_cost and its wall time (shape builds, warm-up, tokens, timing, cache)."""
+    from generator.evaluate.cost import measure_rerank_cost
+
+    started = time.perf_counter()
+    figures = measure_rerank_cost(pairs_by_query, model, max_length=MAX_LENGTH, batch_size=batch_size,
+                                  cache_dir=cache, device="cpu", progress=False, log=lambda _: None,
+                                  **settings).as_dict()
+    return figures, time.perf_counter() - started
+
+
+def bench_extrapolation(pairs_by_query, temporary: Path, batch_size: int) -> dict:
+    print("(a) extrapolated / full, same pairs (goal: within 5%)")
+    kept = {}
+    for index, model in enumerate(EXTRAPOLATED_MODELS):
+        figures, walls = {}, {}
+        # Which method goes first flips per model, so a busy spell does not always hit the same one.
+        for method in (("full", "extrapolated") if index % 2 == 0 else ("extrapolated", "full")):
+            figures[method], walls[method] = price(pairs_by_query, model, temporary / f"a-{index}-{method}",
+                                                   batch_size, method=method)
+        full, extrapolated = figures["full"], figures["extrapolated"]
+        print(f"  {model}: full p50 {full['p50_milliseconds']:.0f} ms, p95 {full['p95_milliseconds']:.0f} ms; "
+              f"extrapolated p50 {extrapolated['p50_milliseconds']:.0f} ms, p95 {extrapolated['p95_milliseconds']:.0f} "
+              f"ms ({extrapolated['cost']})")
+        print(f"    ratio p50 {extrapolated['p50_milliseconds'] / full['p50_milliseconds']:.3f}, "
+              f"p95 {extrapolated['p95_milliseconds'] / full['p95_milliseconds']:.3f}; per query "
+              + ", ".join(f"{q} {extrapolated['per_query_milliseconds'][q] / full['per_query_milliseconds'][q]:.3f}"
+                          for q in full["per_query_milliseconds"]) + f"; {_load()}")
+        kept[model] = (figures, walls)
+    return kept
+
+
+def bench_precision(pairs_by_query, temporary: Path, batch_size: int, fp32: dict) -> None:
+    model = EXTRAPOLATED_MODELS[0]
+    int8, _ = price(pairs_by_query, model, temporary / "b-int8", batch_size, method="extrapolated", precision="int8")
+    print(f"(b) int8 / fp32, {model}, extrapolated: p50 {int8['p50_milliseconds']:.0f} / "
+          f"{fp32['p50_milliseconds']:.0f} ms = {int8['p50_milliseconds'] / fp32['p50_milliseconds']:.3f}; "
+          f"p95 {int8['p95_milliseconds'] / fp32['p95_milliseconds']:.3f} (below 1: int8 is faster); {_load()}")
+
+
+def bench_plain(pairs_by_query, temporary: Path, batch_size: int, runs: int) -> None:
     import torch
     from sentence_transformers import CrossEncoder
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from generator.evaluate.cost import measure_rerank_cost
     from generator.evaluate.shapes import choose_tokenizer, resolve_shape
 
-    pairs_by_query, source = release_pairs(args.queries)
-    total_pairs = sum(len(pairs) for pairs in pairs_by_query.values())
-    shape = resolve_shape(MODEL)
-    print(f"machine: {platform.platform()}, {platform.machine()}, {os.cpu_count()} CPUs, "
-          f"torch {torch.__version__}, threads {torch.get_num_threads()}")
-    print(f"pairs: {source} ({total_pairs} pairs); shape {MODEL} ({shape.parameters:,} parameters, random "
-          f"weights); max_length {MAX_LENGTH}, batch size {args.batch_size}, fp32, cpu; {args.runs} runs each")
-
-    with tempfile.TemporaryDirectory(prefix="bench-cost-") as temporary:
-        model_dir = Path(temporary) / "plain-model"
-        torch.manual_seed(0)
-        AutoModelForSequenceClassification.from_config(shape.config).save_pretrained(str(model_dir))
-        AutoTokenizer.from_pretrained(str(choose_tokenizer(shape).directory)).save_pretrained(str(model_dir))
-        plain = CrossEncoder(str(model_dir), max_length=MAX_LENGTH, device="cpu")
-
-        plain.predict(next(iter(pairs_by_query.values())), batch_size=args.batch_size,
-                      show_progress_bar=False)                                  # warm-up, not timed
-        tool_ms: list[float] = []
-        plain_ms: list[float] = []
-        sizes: list[int] = []
-        tool_wall = 0.0
-        for run in range(args.runs):
-            for index, (query_id, pairs) in enumerate(pairs_by_query.items()):
-                # Query by query, alternating which path goes first, so a busy spell hits both alike.
-                for path in (("tool", "plain") if (run + index) % 2 == 0 else ("plain", "tool")):
-                    if path == "plain":
-                        plain_ms.append(plain_milliseconds(plain, pairs, args.batch_size))
-                        continue
-                    started = time.perf_counter()
-                    measurement = measure_rerank_cost(
-                        {query_id: pairs}, shape, max_length=MAX_LENGTH, batch_size=args.batch_size,
-                        cache_dir=Path(temporary) / f"cache-{run}", device="cpu", progress=False,
-                        log=lambda _: None)
-                    tool_wall += time.perf_counter() - started
-                    tool_ms.append(measurement.as_dict()["per_query_milliseconds"][query_id])
-                sizes.append(len(pairs))
-            print(f"run {run + 1}: load average {os.getloadavg()[0]:.2f}")
-
+    shape = resolve_shape(PLAIN_MODEL)
+    model_dir = temporary / "plain-model"
+    torch.manual_seed(0)
+    AutoModelForSequenceClassification.from_config(shape.config).save_pretrained(str(model_dir))
+    AutoTokenizer.from_pretrained(str(choose_tokenizer(shape).directory)).save_pretrained(str(model_dir))
+    plain = CrossEncoder(str(model_dir), max_length=MAX_LENGTH, device="cpu")
+    plain.predict(next(iter(pairs_by_query.values())), batch_size=batch_size, show_progress_bar=False)  # warm-up
+    tool_ms: list[float] = []
+    plain_ms: list[float] = []
+    sizes: list[int] = []
+    for run in range(runs):
+        for index, (query_id, pairs) in enumerate(pairs_by_query.items()):
+            # Query by query, alternating which path goes first, so a busy spell hits both alike.
+            for path in (("tool", "plain") if (run + index) % 2 == 0 else ("plain", "tool")):
+                if path == "plain":
+                    plain_ms.append(plain_milliseconds(plain, pairs, batch_size))
+                    continue
+                figures, _ = price({query_id: pairs}, shape, temporary / f"c-{run}", batch_size, method="full")
+                tool_ms.append(figures["per_query_milliseconds"][query_id])
+            sizes.append(len(pairs))
     tool = sum(sizes) / (sum(tool_ms) / 1000.0)
     plain_rate = sum(sizes) / (sum(plain_ms) / 1000.0)
     per_query = statistics.median(p / t for t, p in zip(tool_ms, plain_ms))
-    print(f"(a) tool cost path (measure_rerank_cost, timed predict): {tool:8.2f} pairs/s")
-    print(f"(b) plain CrossEncoder(dir).predict of the same pairs:   {plain_rate:8.2f} pairs/s")
-    print(f"ratio (a)/(b): {tool / plain_rate:.3f} over all pairs; median per-query ratio {per_query:.3f} "
-          f"({len(tool_ms)} query pairs; target 0.9 to 1.1)")
-    print(f"tool path end to end (build shape + warm-up + tokens + timing + cache): "
-          f"{tool_wall / len(tool_ms):.1f} s per query call, {sum(tool_ms) / len(tool_ms) / 1000:.1f} s of it timed")
+    print(f"(c) {PLAIN_MODEL}, full: tool (measure_rerank_cost, timed predict, per batch) {tool:.2f} pairs/s; "
+          f"plain CrossEncoder(dir).predict {plain_rate:.2f} pairs/s")
+    print(f"    ratio tool/plain {tool / plain_rate:.3f} over all pairs; median per-query ratio {per_query:.3f} "
+          f"({len(tool_ms)} query pairs, {runs} runs; target at least 1.0); {_load()}")
+
+
+def bench_walls(kept: dict, pairs_by_query, temporary: Path, batch_size: int) -> None:
+    print("(d) wall time of pricing (shape builds, warm-up, tokens, timing, cache)")
+    for model, (figures, walls) in kept.items():
+        print(f"  {model}: extrapolated {walls['extrapolated']:.1f} s, full {walls['full']:.1f} s: "
+              f"{walls['extrapolated'] / walls['full']:.3f} of full")
+    figures, wall = price(pairs_by_query, LARGE_MODEL, temporary / "d-large", batch_size, method="extrapolated")
+    estimated = sum(figures["per_query_milliseconds"].values()) / 1000.0
+    fits = list(figures["per_query_fit"].values())
+    print(f"  {LARGE_MODEL}: extrapolated {wall:.1f} s for {figures['queries']} queries ({figures['cost']}; per "
+          f"query median {statistics.median(f['intercept_milliseconds'] for f in fits):.0f} ms + "
+          f"{statistics.median(f['per_layer_milliseconds'] for f in fits):.0f} ms per layer); full NOT RUN, "
+          f"ESTIMATED from the fit as the sum of its extrapolated per-query times (timing only, no build or "
+          f"warm-up): {estimated:.1f} s, so extrapolated/full <= {wall / estimated:.3f}; {_load()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=4, help="release-sample queries to price (default 4)")
+    parser.add_argument("--runs", type=int, default=2, help="passes over the queries in (c) (default 2)")
+    parser.add_argument("--batch-size", type=int, default=16)
+    args = parser.parse_args()
+
+    import torch
+
+    from generator.evaluate.cost import EXTRAPOLATION_LAYERS, EXTRAPOLATION_REPEATS
+
+    started = time.perf_counter()
+    pairs_by_query, source = release_pairs(args.queries)
+    total_pairs = sum(len(pairs) for pairs in pairs_by_query.values())
+    print(f"machine: {platform.platform()}, {platform.machine()}, {os.cpu_count()} CPUs, "
+          f"torch {torch.__version__}, threads {torch.get_num_threads()}; {_load()}")
+    print(f"pairs: {source} ({total_pairs} pairs); max_length {MAX_LENGTH}, batch size {args.batch_size}, cpu, "
+          f"random weights; extrapolation times layers {EXTRAPOLATION_LAYERS}, {EXTRAPOLATION_REPEATS} repeats")
+    with tempfile.TemporaryDirectory(prefix="bench-cost-") as temporary:
+        directory = Path(temporary)
+        kept = bench_extrapolation(pairs_by_query, directory, args.batch_size)
+        bench_precision(pairs_by_query, directory, args.batch_size,
+                        kept[EXTRAPOLATED_MODELS[0]][0]["extrapolated"])
+        bench_plain(pairs_by_query, directory, args.batch_size, args.runs)
+        bench_walls(kept, pairs_by_query, directory, args.batch_size)
+    print(f"bench took {time.perf_counter() - started:.0f} s")
 
 
 if __name__ == "__main__":

@@ -261,9 +261,19 @@ def cost_block(data: Any, steps: tuple[Step, ...]) -> dict | None:
     for step in steps:
         if isinstance(current, dict) and isinstance(current.get("cost"), str):
             return current
-        if step.kind != "key" or not isinstance(current, dict) or step.key not in current:
+        # Through lists too: a frontier's configurations[0] is as much a cost as rerank_cost.
+        if step.kind == "key" and isinstance(current, dict) and step.key in current:
+            current = current[step.key]
+        elif step.kind == "index" and isinstance(current, list) and 0 <= step.index < len(current):
+            current = current[step.index]
+        elif step.kind == "select" and isinstance(current, list):
+            matches = [item for item in current if isinstance(item, dict) and step.key in item
+                       and _as_text(item[step.key]) == step.value]
+            if len(matches) != 1:
+                return None
+            current = matches[0]
+        else:
             return None
-        current = current[step.key]
     return current if isinstance(current, dict) and isinstance(current.get("cost"), str) else None
 
 

@@ -140,13 +140,14 @@ values:
 
 def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | None = None,
                        shape_milliseconds: float | None = None, skip_reason: str = "no cross-encoder offline",
-                       started_at: str = "2026-11-30T08:00:00Z"):
+                       started_at: str = "2026-11-30T08:00:00Z", frontier_p95: dict | None = None):
     """A small, real evaluation: 20 queries over 40 documents, seeded rankings for dense, sparse
     and hybrid (hybrid the best on nDCG@5), the rerank row not measured unless times are given
     (then it reorders hybrid's candidates; an oracle order, so its lift is large). `hybrid_variant`
     makes another, still consistent run. `shape_milliseconds` records the reranker's cost as
     measured by shape (that many milliseconds per query, rising slightly) while its quality is not
-    measured; `rerank_cost` otherwise follows the rerank row."""
+    measured; `rerank_cost` otherwise follows the rerank row. `frontier_p95` ({(model, depth): ms})
+    adds a frontier over hybrid's candidates, each configuration that many ms per query (by shape)."""
     from generator.core.comparisons import method_description
     from generator.core.metrics import timing_summary
     from generator.evaluate.pipeline import Evaluation, not_measured_cost
@@ -207,6 +208,29 @@ def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | N
             "platform": "Linux-x86_64", "threads": 2,
             "started_at": started_at, "finished_at": started_at},
     }
+    if frontier_p95 is not None:
+        from generator.core.frontier import frontier_block
+        from generator.core.metrics import metrics_from_names
+
+        def fitted(total: float) -> dict:
+            # An extrapolation as the cost stage writes it: layers 0 and 2 timed, read at 12.
+            intercept = total / 10
+            per_layer = (total - intercept) / 12
+            return {"intercept_milliseconds": intercept, "per_layer_milliseconds": per_layer,
+                    "layer_milliseconds": {"0": intercept, "2": intercept + 2 * per_layer}}
+
+        configurations = []
+        for (model, depth), ms in sorted(frontier_p95.items()):
+            times = {q: float(ms) + index for index, q in enumerate(FIXTURE_QUERIES)}
+            configurations.append({
+                "model": model, "depth": depth, "max_length": 256, "precision": "fp32", "batch_size": 5,
+                "cost": "measured by shape, extrapolated from 2 of 12 layers", "quality": "not measured",
+                "layers_timed": [0, 2], "full_layers": 12, "per_query_fit": {q: fitted(t) for q, t in times.items()},
+                "per_query_milliseconds": times,
+                "per_query_pairs": {q: len(rankings["hybrid"][q][:depth]) for q in FIXTURE_QUERIES}})
+        results["frontier"] = frontier_block(configurations, "hybrid",
+                                             {q: [d for d, _ in rankings["hybrid"][q]] for q in FIXTURE_QUERIES},
+                                             judgements, FIXTURE_QUERIES, metrics_from_names(["nDCG@5"])[0])
     return Evaluation(results=results, rankings=rankings, judgements=judgements)
 
 

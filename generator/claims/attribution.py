@@ -5,7 +5,7 @@ placeholders):
 
 - **Rows.** A value read from one row (`table[search=hybrid]...`, `per_query.hybrid...`,
   `diagnosis.hybrid...`, `ceiling.rows.hybrid...`, `comparisons.hybrid+rerank_vs_hybrid...`, the
-  reranker's own `rerank_cost` and times) is shown only in a sentence that names that row, by its
+  reranker's own `rerank_cost` and times, a further rerank row's `rerank_costs.ROW...`) is shown only in a sentence that names that row, by its
   name or a common alias (ROW_ALIASES): hybrid's change cannot be presented as the reranker's
   lift. A change (`..._vs_dense`, `comparisons.ROW_vs_BASELINE`) also names its baseline: a lift
   over dense cannot pass for a lift over hybrid.
@@ -43,6 +43,8 @@ QUERY_KEYED = ("rerank_milliseconds", "reranked_top_5")
 CEILING = "ceiling"
 # Top-level keys about the reranker alone: a sentence showing them names the reranker.
 RERANK_KEYS = ("rerank_cost", "rerank_milliseconds", "p95_rerank_milliseconds", "reranked_top_5")
+# Each further rerank row's cost, keyed by its row: rerank_costs.<row>.p95_milliseconds.
+FURTHER_RERANK_COSTS = "rerank_costs"
 # rerank_cost's own per-query maps: rerank_cost.per_query_milliseconds.<query>.
 QUERY_KEYED_IN_COST = ("per_query_milliseconds", "per_query_pairs", "per_query_cpu_seconds", "per_query_load_average")
 _AGGREGATE = re.compile(r"\b(mean|means|average|averaged|averages|macro|overall|across|typical|typically)\b",
@@ -96,6 +98,8 @@ def row_of(steps: tuple[Step, ...]) -> str | None:
         return keys[1].rsplit("_vs_", 1)[0]
     if keys[0] in RERANK_KEYS:
         return RERANK_ROW
+    if keys[0] == FURTHER_RERANK_COSTS and len(keys) > 1 and keys[1] is not None:
+        return keys[1]
     return None
 
 
@@ -118,6 +122,8 @@ def query_of(steps: tuple[Step, ...]) -> str | None:
         return keys[3]
     if len(keys) > 2 and keys[0] == "rerank_cost" and keys[1] in QUERY_KEYED_IN_COST and keys[2] is not None:
         return keys[2]
+    if len(keys) > 3 and keys[0] == FURTHER_RERANK_COSTS and keys[2] in QUERY_KEYED_IN_COST and keys[3] is not None:
+        return keys[3]
     return None
 
 

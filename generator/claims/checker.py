@@ -50,7 +50,7 @@ from generator.claims.evidence import Evidence
 from generator.claims.repeats import find_repeats
 from generator.claims.statistic import idle_predicate, query_set_reasons, statistic_reasons
 from generator.claims.subjects import subject_reasons
-from generator.core.options import SKIP_RERANK_REASON
+from generator.core.options import SHAPE_COST, SKIP_RERANK_REASON
 from generator.claims.report import CheckReport, ClaimResult
 from generator.claims.triggers import UNDECIDED, DecisionRow, DesignRules, evaluate_trigger, read_design_rules
 from generator.claims.visible import (PLACED_CLOSE, PLACED_OPEN, UNFILLED_PLACEHOLDER, remote_references, render_visible,
@@ -317,10 +317,16 @@ def _cost_only_reasons(claim: Claim, shown: list[ShownValue], context: _Context,
     if not cost_only:
         return []
     reasons = []
-    if "measured by shape" in cost_only.values() and not re.search(r"\bshape\b", plain, re.IGNORECASE):
-        names = ", ".join("{" + name + "}" for name, how in cost_only.items() if how == "measured by shape")
+    by_shape = [name for name, how in cost_only.items() if how.startswith(SHAPE_COST)]
+    if by_shape and not re.search(r"\bshape\b", plain, re.IGNORECASE):
+        names = ", ".join("{" + name + "}" for name in by_shape)
         reasons.append(f"{names} was measured by shape (the architecture with random weights), but the sentence "
                        "does not say so: say 'measured by shape' so no reader takes it for the model's own run")
+    extrapolated = [name for name, how in cost_only.items() if "extrapolated" in how]
+    if extrapolated and not re.search(r"\bextrapolat", plain, re.IGNORECASE):
+        names = ", ".join("{" + name + "}" for name in extrapolated)
+        reasons.append(f"{names} was extrapolated from a few of the model's layers, but the sentence does not say "
+                       "so: say 'extrapolated' so no reader takes it for a timing of the whole model")
     measured_elsewhere = {value.name for value in shown if value.name not in cost_only}
     for clause, names in _clauses_with_names(claim.text):
         match = QUALITY.search(clause)

@@ -34,9 +34,12 @@ from typing import Any, Callable, Mapping
 
 from generator.claims.memo import default_memo
 from generator.core.diagnosis import count_verdicts, diagnose, ndcg_verdict, recall_verdict
+from generator.core.frontier import frontier_block
 from generator.core.fusion import reciprocal_rank_fusion
 from generator.core.headroom import ceiling_block
-from generator.core.metrics import Metric, macro_mean, percentile, same_candidate_sets, signed_delta, timing_summary
+from generator.core.metrics import (Metric, macro_mean, metrics_from_names, percentile, same_candidate_sets, signed_delta,
+                                   timing_summary)
+from generator.core.options import SHAPE_COST
 from generator.core.rows import name_kind_problem, row_roles
 from generator.core.runfiles import read_qrels
 from generator.core.sample_check import sample_comparisons
@@ -238,6 +241,44 @@ def recompute_comparison(row_scores: list[float], base_scores: list[float], name
         raise Mismatch(f"comparisons.{name}.metrics.{metric} cannot be drawn again: {error}") from None
 
 
+_EXTRAPOLATED = re.compile(re.escape(SHAPE_COST) + r", extrapolated from (\d+) of (\d+) layers")
+
+
+def _check_extrapolation(where: str, cost: dict, times: dict) -> None:
+    """An extrapolated time is the straight line through its timed layer counts, read at the
+    model's full depth: the label's "k of N", the least-squares fit of each query's timed layers
+    and the time it gives all agree (the fit is linear in the times, so a query's summed batches
+    fit exactly as the sum of its batches' fits)."""
+    label = _EXTRAPOLATED.fullmatch(str(cost.get("cost")))
+    if label is None:
+        if "extrapolated" in str(cost.get("cost")):
+            raise Mismatch(f"{where}.cost is {_show(cost.get('cost'))}: not a label the tool writes")
+        return
+    layers, full = cost.get("layers_timed"), cost.get("full_layers")
+    fits = _field(cost, "per_query_fit", where)
+    if not isinstance(layers, list) or len(layers) < 2 or full != int(label.group(2)) \
+            or max(layers) != int(label.group(1)) or not isinstance(fits, dict) or list(fits) != list(times):
+        raise Mismatch(f"{where}: its label, layers_timed, full_layers and per_query_fit do not describe one "
+                       "extrapolation per query")
+    for query, fit in fits.items():
+        timed = fit.get("layer_milliseconds") if isinstance(fit, dict) else None
+        if not isinstance(timed, dict) or sorted(timed) != sorted(str(count) for count in layers):
+            raise Mismatch(f"{where}.per_query_fit.{query} does not hold a time for each layer count timed")
+        points = [(float(count), float(timed[str(count)])) for count in layers]
+        mean_x = math.fsum(x for x, _ in points) / len(points)
+        mean_y = math.fsum(y for _, y in points) / len(points)
+        slope = (math.fsum((x - mean_x) * (y - mean_y) for x, y in points)
+                 / math.fsum((x - mean_x) ** 2 for x, _ in points))
+        intercept = mean_y - slope * mean_x
+        for key, derived in (("intercept_milliseconds", intercept), ("per_layer_milliseconds", slope),
+                             ("extrapolated", intercept + slope * full)):
+            recorded = times[query] if key == "extrapolated" else fit.get(key)
+            if not isinstance(recorded, (int, float)) or not math.isclose(recorded, derived, rel_tol=1e-6,
+                                                                           abs_tol=1e-6):
+                shown = f"per_query_milliseconds.{query}" if key == "extrapolated" else f"per_query_fit.{query}.{key}"
+                raise Mismatch(f"{where}.{shown} is {_show(recorded)}, but its timed layers give {derived:.6g}")
+
+
 class _Derivation:
     def __init__(self, results: Results, outputs_dir: Path, read_other: Callable[[str], Results] | None,
                  read: dict[str, str | None]):
@@ -249,6 +290,11 @@ class _Derivation:
         self.manifest = self.data["manifest"]
         roles = row_roles(self.data)
         self.baseline, self.rerank_row, self.rerank_over = roles.baseline, roles.rerank, roles.rerank_over
+        recorded = self.manifest.get("rows") if isinstance(self.manifest.get("rows"), list) else []
+        # Each rerank row's recorded entry (its over row and depth); the first is the one decided on.
+        self.rerank_entries = {name: next((entry for entry in recorded if isinstance(entry, dict)
+                                           and entry.get("name") == name), {"name": name, "over": over})
+                               for name, over in roles.rerank_pairs}
 
     def check(self) -> None:
         if "run_files" not in self.manifest:
@@ -278,6 +324,7 @@ class _Derivation:
         self._check_rerank_cost(query_ids, rankings)
         self._check_comparisons(query_ids, key, set(rankings))
         self._check_ceiling(query_ids, metrics, rankings, judgements)
+        self._check_frontier(query_ids, rankings, judgements)
         self._check_diagnosis(query_ids, rankings, judgements, key)
         self._check_sample_comparison()
 
@@ -366,8 +413,6 @@ class _Derivation:
         for entry in recorded:
             if problem := name_kind_problem(str(entry.get("name")), str(entry.get("kind"))):
                 raise Mismatch(f"manifest.rows: {problem}")
-        if sum(1 for entry in recorded if entry.get("kind") == "rerank") > 1:
-            raise Mismatch("manifest.rows holds more than one rerank row")
         depth = self.data.get("candidate_depth")
         for entry in recorded:
             if entry.get("kind") != "fusion" or entry.get("method") != "rrf" or entry["name"] not in rankings:
@@ -446,55 +491,132 @@ class _Derivation:
                     _expect(f"ceiling.{part}.{row}.{key}", _field(written[row], key, f"ceiling.{part}.{row}"), values)
             _expect(f"ceiling.{part}", written, derived[part])
 
-    def _check_rerank_cost(self, query_ids: list[str], rankings: dict[str, dict[str, list[str]]]) -> None:
-        """A cost block's figures follow from its per-query times, and it timed exactly the
-        hybrid candidates of every evaluated query; the rerank row's own cost is its own times."""
-        cost = self.data.get("rerank_cost")
-        if cost is None:
+    def _check_frontier(self, query_ids: list[str], rankings: dict[str, dict[str, list[str]]],
+                        judgements: Mapping[str, Mapping[str, int]]) -> None:
+        """The frontier's ceilings and headroom follow from its over row's run and the judgements,
+        each configuration's timing summary from its per-query times, which cover exactly the
+        pairs of its depth; every figure in it is a cost by shape, never a quality."""
+        block = self.data.get("frontier")
+        if block is None:
             return
+        where = "frontier"
+        over = _field(block, "over", where)
+        if over not in rankings:
+            raise Mismatch(f"frontier.over names {str(over)[:40]!r}, which has no run file")
+        try:
+            metric = metrics_from_names([str(_field(block, "metric", where))])[0]
+        except ValueError as error:
+            raise Mismatch(f"frontier.metric: {error}") from None
+        configurations = _field(block, "configurations", where)
+        if not isinstance(configurations, list):
+            raise Mismatch("frontier.configurations is not a list")
+        for index, entry in enumerate(configurations):
+            at = f"frontier.configurations[{index}]"
+            depth = _field(entry, "depth", at)
+            if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+                raise Mismatch(f"{at}.depth is {_show(depth)}, not a positive integer")
+            cost = str(_field(entry, "cost", at))
+            if not cost.startswith(SHAPE_COST) or entry.get("quality") != "not measured":
+                raise Mismatch(f"{at} says cost {cost[:60]!r} with quality {_show(entry.get('quality'))}: the "
+                               "frontier is priced by shape and measures no quality")
+            times, pairs = _field(entry, "per_query_milliseconds", at), _field(entry, "per_query_pairs", at)
+            if not isinstance(times, dict) or list(times) != query_ids or any(
+                    isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0
+                    for v in times.values()):
+                raise Mismatch(f"{at}.per_query_milliseconds does not hold one positive time per evaluated query, "
+                               "in the order of manifest.query_ids")
+            _expect(f"{at}.per_query_pairs", pairs, {q: len(rankings[over][q][:depth]) for q in query_ids})
+            _check_extrapolation(at, entry, times)
+        derived = frontier_block(configurations, over, {q: rankings[over][q] for q in query_ids}, judgements,
+                                 query_ids, metric)
+        for key in ("over_mean", "queries", "note"):
+            _expect(f"frontier.{key}", block.get(key), derived[key])
+        for index, (written, made) in enumerate(zip(configurations, derived["configurations"])):
+            for key in ("p50_milliseconds", "p95_milliseconds", "ceiling", "headroom", "model", "depth"):
+                _expect(f"frontier.configurations[{index}].{key}", written.get(key), made.get(key))
+        _expect("frontier", block, derived)
+
+    def _check_rerank_cost(self, query_ids: list[str], rankings: dict[str, dict[str, list[str]]]) -> None:
+        """Every cost block (`rerank_cost`, the first rerank row's; `rerank_costs.<row>`, each
+        further one's) follows from its per-query times, and timed exactly the candidates its row
+        scores for every evaluated query; a measured row's cost is its own times."""
+        further = self.data.get("rerank_costs")
+        if further is not None:
+            expected = list(self.rerank_entries)[1:]
+            if not isinstance(further, dict) or sorted(further) != sorted(expected):
+                raise Mismatch(f"rerank_costs names rows {sorted(further) if isinstance(further, dict) else further!r}"
+                               f"[:120], but the further rerank rows are {sorted(expected)}")
+            for name, cost in sorted(further.items()):
+                self._check_cost_block(f"rerank_costs.{name}", cost, name, query_ids, rankings)
+        cost = self.data.get("rerank_cost")
+        if cost is not None:
+            self._check_cost_block("rerank_cost", cost, self.rerank_row, query_ids, rankings)
+
+    def _check_cost_block(self, where: str, cost: Any, row: str | None, query_ids: list[str],
+                          rankings: dict[str, dict[str, list[str]]]) -> None:
         if not isinstance(cost, dict):
-            raise Mismatch("rerank_cost is not an object")
+            raise Mismatch(f"{where} is not an object")
         kind = cost.get("cost")
         if cost.get("measured") is False:
             if kind != "not measured" or cost.get("quality") != "not measured" or "p95_milliseconds" in cost:
-                raise Mismatch("rerank_cost is not measured but states a cost or a quality")
+                raise Mismatch(f"{where} is not measured but states a cost or a quality")
             return
-        expected_quality = {"measured": "measured", "measured by shape": "not measured"}
-        if kind not in expected_quality or cost.get("quality") != expected_quality[kind]:
-            raise Mismatch(f"rerank_cost says cost {kind!r} with quality {cost.get('quality')!r}: a cost measured "
+        by_shape = isinstance(kind, str) and (kind == SHAPE_COST or kind.startswith(SHAPE_COST + ", extrapolated"))
+        if not (kind == "measured" and cost.get("quality") == "measured") and not (
+                by_shape and cost.get("quality") == "not measured"):
+            raise Mismatch(f"{where} says cost {kind!r} with quality {cost.get('quality')!r}: a cost measured "
                            "by shape never measures quality")
-        if (kind == "measured") != (self.rerank_row in rankings):
-            raise Mismatch(f"rerank_cost says cost {kind!r}, but the {self.rerank_row or 'rerank'} row was "
-                           f"{'measured' if self.rerank_row in rankings else 'not measured'}")
-        times = _field(cost, "per_query_milliseconds", "rerank_cost")
-        pairs = _field(cost, "per_query_pairs", "rerank_cost")
+        if (kind == "measured") != (row in rankings):
+            raise Mismatch(f"{where} says cost {kind!r}, but the {row or 'rerank'} row was "
+                           f"{'measured' if row in rankings else 'not measured'}")
+        times = _field(cost, "per_query_milliseconds", where)
+        pairs = _field(cost, "per_query_pairs", where)
         if not isinstance(times, dict) or not isinstance(pairs, dict) or list(times) != query_ids \
                 or list(pairs) != query_ids:
-            raise Mismatch("rerank_cost.per_query_milliseconds and rerank_cost.per_query_pairs do not hold one "
+            raise Mismatch(f"{where}.per_query_milliseconds and {where}.per_query_pairs do not hold one "
                            "entry per evaluated query, in the order of manifest.query_ids")
         if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0
                for v in times.values()):
-            raise Mismatch("rerank_cost.per_query_milliseconds holds a time that is not a positive number")
-        if self.rerank_over is None:
-            raise Mismatch("rerank_cost states a cost, but no rerank row is recorded (manifest.rows)")
-        if self.rerank_over in rankings:
-            _expect("rerank_cost.per_query_pairs", pairs, {q: len(rankings[self.rerank_over][q]) for q in query_ids})
-        if kind == "measured":
-            _expect("rerank_cost.per_query_milliseconds", times, self.data.get("rerank_milliseconds"))
+            raise Mismatch(f"{where}.per_query_milliseconds holds a time that is not a positive number")
+        entry = self.rerank_entries.get(row) if row is not None else None
+        if entry is None:
+            raise Mismatch(f"{where} states a cost, but no rerank row is recorded (manifest.rows)")
+        over, depth = entry.get("over"), entry.get("depth")
+        if over in rankings:
+            _expect(f"{where}.per_query_pairs", pairs, {q: len(rankings[over][q][:depth]) for q in query_ids})
+        if kind == "measured" and row == self.rerank_row:
+            _expect(f"{where}.per_query_milliseconds", times, self.data.get("rerank_milliseconds"))
+        _check_extrapolation(where, cost, times)
         for name, value in timing_summary(times, pairs).items():
-            _expect(f"rerank_cost.{name}", cost.get(name), value)
+            _expect(f"{where}.{name}", cost.get(name), value)
+
+    def _check_reorderings(self, rankings: dict[str, dict[str, list[str]]]) -> None:
+        """A measured rerank row is a reordering of its over row's top `depth` candidates (all of
+        them without a depth) with the rest in their order below, by a model the manifest
+        identifies; a row missing any of these was not made by the tool."""
+        models = self.manifest.get("models") if isinstance(self.manifest.get("models"), dict) else {}
+        for position, (name, entry) in enumerate(self.rerank_entries.items()):
+            if name not in rankings:
+                continue
+            over, depth = entry.get("over"), entry.get("depth")
+            where = f"table[search={name}]"
+            if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+                raise Mismatch(f"manifest.rows: rerank row {name} records depth {depth!r}, not a positive integer")
+            if over not in rankings or not same_candidate_sets(rankings[over], rankings[name]):
+                raise Mismatch(f"{where} does not reorder exactly {over}'s candidates")
+            for query, ranked in rankings[name].items():
+                head, tail = rankings[over][query][:depth], rankings[over][query][len(rankings[over][query][:depth]):]
+                if sorted(ranked[:len(head)]) != sorted(head) or ranked[len(head):] != tail:
+                    raise Mismatch(f"{where}, query {query}: does not reorder only {over}'s top {len(head)} "
+                                   "and keep the rest in their order below")
+            if position == 0 and not isinstance(self.data.get("rerank_milliseconds"), dict):
+                raise Mismatch(f"{where} is measured but no rerank time is recorded per query")
+            identity = models.get("rerank" if position == 0 else f"rerank:{name}", {})
+            if not isinstance(identity, dict) or not identity.get("weights_sha256"):
+                raise Mismatch(f"{where} is measured but manifest.models names no weights for it")
 
     def _check_rerank(self, query_ids: list[str], rankings: dict[str, dict[str, list[str]]]) -> None:
-        if self.rerank_row in rankings:
-            # A measured rerank row is a reordering of hybrid's candidates, timed per query, by a
-            # model the manifest identifies; a row missing any of these was not made by the tool.
-            if self.rerank_over not in rankings or not same_candidate_sets(rankings[self.rerank_over], rankings[self.rerank_row]):
-                raise Mismatch(f"table[search={self.rerank_row}] does not reorder exactly {self.rerank_over}'s candidates")
-            if not isinstance(self.data.get("rerank_milliseconds"), dict):
-                raise Mismatch(f"table[search={self.rerank_row}] is measured but no rerank time is recorded per query")
-            identity = self.manifest.get("models", {}).get("rerank", {})
-            if not isinstance(identity, dict) or not identity.get("weights_sha256"):
-                raise Mismatch(f"table[search={self.rerank_row}] is measured but manifest.models.rerank names no weights")
+        self._check_reorderings(rankings)
         if "p95_rerank_milliseconds" in self.data:
             times = self.data.get("rerank_milliseconds")
             recorded = self.data["p95_rerank_milliseconds"]

@@ -23,6 +23,12 @@ is a results path (in `file`, default results.json) or `budget.NAME`, a number o
     rerank_p95_milliseconds: 500
     ```
 
+Two values read the reranker frontier (generator.core.frontier) against a budget:
+`frontier.fitting.BUDGET` is how many priced configurations have a p95 within it, and
+`frontier.cheapest_within.BUDGET.FIELD` is a field (p95_milliseconds, p50_milliseconds, ceiling,
+headroom, depth, max_length) of the cheapest configuration that fits; when none fits, that value
+is unknown, with the reason.
+
 `check` evaluates every trigger with three-valued logic: a value that was not measured is
 unknown, and the trigger **fires**, **does not fire** or **cannot be decided** (when the outcome
 depends on an unknown value). `fires` and `otherwise` are what the decision then is, in words a
@@ -41,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from generator.claims.design import DesignDocument, design_files
 from generator.claims.memo import default_memo
+from generator.core.frontier import cheapest_within, within_budget
 from generator.claims.predicates import (UNKNOWN, Predicate, PredicateEvaluationError, PredicateSyntaxError,
                                          compile_predicate, evaluate_three_valued)
 from generator.errors import InputError
@@ -58,6 +65,9 @@ DOES_NOT_FIRE = "does not fire"
 UNDECIDED = "cannot be decided"
 STATES = (FIRES, DOES_NOT_FIRE, UNDECIDED)
 BUDGET_PREFIX = "budget"
+FRONTIER = "frontier"
+FRONTIER_QUERIES = ("fitting", "cheapest_within")
+FRONTIER_FIELDS = ("p95_milliseconds", "p50_milliseconds", "ceiling", "headroom", "depth", "max_length")
 TRIGGER_KEYS = {"decision", "when", "fires", "otherwise", "values", "file"}
 _DECISION_ID = re.compile(r"^[A-Z][A-Za-z0-9-]{0,15}$")
 _VALUE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
@@ -341,7 +351,40 @@ def _trigger_values(values: Any, line_of: Callable[[str], int], shown: str, rule
             raise InputError(f"no budget {path_text(steps[1:]) or '(none)'} in any design document's budget block; "
                              f"known: {', '.join(sorted(rules.budgets)) or '(none)'}", path=shown, line=where,
                              field=f"values.{value_name}")
+        if steps[0].key == FRONTIER and len(steps) > 1 and steps[1].key in FRONTIER_QUERIES:
+            if problem := _frontier_query_problem(steps, rules):
+                raise InputError(problem, path=shown, line=where, field=f"values.{value_name}")
     return values
+
+
+def _frontier_query_problem(steps: tuple, rules: DesignRules) -> str | None:
+    """Why a `frontier.fitting.BUDGET` or `frontier.cheapest_within.BUDGET.FIELD` value is malformed."""
+    query = steps[1].key
+    wanted = 3 if query == "fitting" else 4
+    shape = "frontier.fitting.BUDGET" if query == "fitting" else "frontier.cheapest_within.BUDGET.FIELD"
+    if len(steps) != wanted or any(step.kind != "key" for step in steps):
+        return f"expected {shape}"
+    if steps[2].key not in rules.budgets:
+        return (f"no budget {steps[2].key} in any design document's budget block; known: "
+                f"{', '.join(sorted(rules.budgets)) or '(none)'}")
+    if query == "cheapest_within" and steps[3].key not in FRONTIER_FIELDS:
+        return f"a configuration's field is one of {', '.join(FRONTIER_FIELDS)}"
+    return None
+
+
+def _frontier_value(results: Results, steps: tuple, budgets: dict[str, Budget]) -> tuple[Any, str | None, str]:
+    """(value, why it is unknown, how it was measured) of a frontier query; a results file
+    without a frontier block is an input error for the caller, like any missing path."""
+    frontier = results.data.get(FRONTIER)
+    if not isinstance(frontier, dict) or not isinstance(frontier.get("configurations"), list):
+        raise LookupError(f"{results.name} holds no frontier block (evaluate.frontier)")
+    budget = budgets[steps[2].key]
+    if steps[1].key == "fitting":
+        return len(within_budget(frontier, budget.value)), None, "measured by shape"
+    chosen = cheapest_within(frontier, budget.value)
+    if chosen is None:
+        return UNKNOWN, f"no configuration of the frontier fits {budget.name} ({budget.value:g})", "measured by shape"
+    return chosen[steps[3].key], None, str(chosen.get("cost"))
 
 
 def evaluate_trigger(trigger: Trigger, budgets: dict[str, Budget], results: Results | None,
@@ -363,6 +406,20 @@ def evaluate_trigger(trigger: Trigger, budgets: dict[str, Budget], results: Resu
             values[name] = UNKNOWN
             row.read[name] = {"path": path, "value": None, "measured": False, "source": trigger.file}
             unknown_reasons.append(f"{trigger.file} cannot be read: {results_problem}")
+            continue
+        if steps[0].key == FRONTIER and len(steps) > 1 and steps[1].key in FRONTIER_QUERIES:
+            try:
+                value, why, how = _frontier_value(results, steps, budgets)
+            except LookupError as error:
+                raise InputError(f"decision {trigger.decision}: {path}: {error}", path=design_display,
+                                 line=trigger.line, field=f"values.{name}") from None
+            values[name] = value
+            row.read[name] = {"path": path, "value": None if why else value, "measured": why is None,
+                              "from": "results", "source": trigger.file, "how": how,
+                              "budget": budgets[steps[2].key].value,
+                              **({"reason": why} if why else {})}
+            if why:
+                unknown_reasons.append(f"{name}: {why}")
             continue
         resolution = resolve(results.data, steps)
         if resolution.ok and _is_number_or_bool(resolution.value):
@@ -403,4 +460,5 @@ def _is_number_or_bool(value: Any) -> bool:
 def _how_measured(data: Any, steps: tuple) -> str:
     """"measured by shape" when the value lies in a block whose cost was measured by shape."""
     block = cost_block(data, steps)
-    return "measured by shape" if block is not None and block.get("cost") == "measured by shape" else "measured"
+    cost = block.get("cost") if block is not None else None
+    return cost if isinstance(cost, str) and cost.startswith("measured by shape") else "measured"

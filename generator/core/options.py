@@ -16,11 +16,12 @@ from typing import Any
 from generator.errors import InputError
 from generator.fileio import default_cache_dir
 from generator.wording import data_text_problem
+from generator.core.frontier import FrontierSpec, parse_frontier
 from generator.core.fusion import RRF_K
 from generator.core.data_source import PREFIX as IRDS_PREFIX, export_dir, identifier_of
 from generator.core.metrics import metrics_from_names
-from generator.core.rows import (BM25_B, BM25_K1, RowSpec, default_rows, fill_defaults,
-                                     parse_rows)
+from generator.core.rows import (BM25_B, BM25_K1, PRECISIONS, RowSpec, default_rows, fill_defaults,  # noqa: F401
+                                 parse_rows)
 from generator.results import RESULTS_NAME
 
 QUERY_SETS = ("sample", "all")
@@ -37,9 +38,17 @@ RERANK_MODEL = "BAAI/bge-reranker-v2-m3"
 RERANK_MAX_LENGTH = 512
 # Pairs per forward pass when `readout cost` measures a reranker's shape (SPEC section 8).
 RERANK_BATCH_SIZE = 16
+# How a reranker's weights compute (generator.core.rows.PRECISIONS): fp32 as loaded, or int8 by
+# PyTorch dynamic quantization of its linear layers (generator.evaluate.models.apply_precision).
+DEFAULT_PRECISION = "fp32"
 ENCODE_BATCH_SIZE = 32
 DEVICES = ("auto", "cpu", "cuda", "mps")
-RERANK_COST = ("shape", "none")
+# "shape": time the shape cut to a few layers and extrapolate to all of them (minutes);
+# "shape-full": time every layer (a large model takes minutes per query); "none": no cost.
+RERANK_COST = ("shape", "shape-full", "none")
+# What a cost block says it is when random weights of the model's shape were timed; a figure
+# extrapolated from a few layers says so after it ("measured by shape, extrapolated from ...").
+SHAPE_COST = "measured by shape"
 # bm25s's own defaults, set explicitly so the manifest states what ran.
 BM25_METHOD = "lucene"
 BM25_STOPWORDS = "en"
@@ -91,6 +100,9 @@ class EvaluationOptions:
     rows: tuple[RowSpec, ...] | None = None
     # `irds:<identifier>` when the data is an ir_datasets dataset; `data` is then its BEIR export.
     data_source: str | None = None
+    # The reranker configurations to price by shape beside the ceiling of their depth
+    # (generator.core.frontier); None: no frontier.
+    frontier: FrontierSpec | None = None
 
     @property
     def results_path(self) -> Path:
@@ -131,6 +143,7 @@ class EvaluationOptions:
             **({"sample": self.sample_spec}
                if (self.sample_size, self.sample_order) != (SAMPLE_QUERY_COUNT, "qrels") else {}),
             **({"rows": [row.parameters() for row in self.row_specs()]} if self.rows is not None else {}),
+            **({"frontier": self.frontier.parameters()} if self.frontier is not None else {}),
             "bootstrap_resamples": self.bootstrap_resamples, "seed": self.seed,
         }
 
@@ -157,7 +170,7 @@ _TYPES: dict[str, type] = {"query_set": str, "dense_model": str, "rerank_model":
                            "rerank_max_length": int, "bootstrap_resamples": int, "seed": int, "progress": bool,
                            "device": str, "encode_batch_size": int, "rerank_batch_size": int, "rerank_cost": str,
                            "comparisons": list, "metrics": list, "sample": dict, "all_results": str,
-                           "rows": list}
+                           "rows": list, "frontier": dict}
 _CHOICES = {"query_set": QUERY_SETS, "device": DEVICES, "rerank_cost": RERANK_COST}
 # Sane ranges: a typo such as 10**90 resamples is refused when readout.yaml is read, not hours later.
 INTEGER_RANGES = {"depth": (1, 10_000), "rrf_k": (1, 1_000_000), "rerank_max_length": (1, 65_536),
@@ -202,6 +215,8 @@ def validate_evaluate_block(block: Any, config_display: str) -> dict[str, Any]:
         validated["comparisons"] = _comparisons(block["comparisons"], config_display)
     if "rows" in block:
         validated["rows"] = parse_rows(block["rows"], config_display)
+    if "frontier" in block:
+        validated["frontier"] = parse_frontier(block["frontier"], config_display)
     if "metrics" in block:
         try:
             chosen = metrics_from_names(block["metrics"])

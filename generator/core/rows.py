@@ -8,9 +8,12 @@ Kinds (each row names the rows it reads, which must come earlier in the list):
 - `sparse`: BM25 through bm25s, Lucene variant (`k1`, `b`).
 - `fusion`: `method: rrf` (reciprocal rank fusion with constant `k`, over two or more rows) or
   `method: minmax` (`alpha` * min-max(first) + (1 - alpha) * min-max(second), over two rows).
-- `rerank`: a cross-encoder reordering exactly another row's candidates (`over`, `model`,
-  `max_length`). At most one: the readout decides on one reranker, and its cost, its times and
-  the decision triggers are that row's.
+- `rerank`: a cross-encoder reordering another row's candidates (`over`, any earlier row; `model`,
+  `max_length`, `batch_size`; `depth`: only the over row's top `depth` are scored and reordered,
+  the rest keep their order below them; `precision`: fp32, or int8 by dynamic quantization of
+  the linear layers; `skip`: a reason the row is recorded as not measured). Any number of them:
+  each is compared with its over row and has its own cost. The first is the reranker the
+  readout decides on (`rerank_cost`, `p95_rerank_milliseconds` and the default triggers are its).
 - `run`: a TREC run file a team already has (`file`, relative to the project).
 
 The first row is the baseline every other row is compared against. Without `rows`, the four rows
@@ -58,7 +61,8 @@ def name_kind_problem(name: str, kind: str) -> str | None:
 
 # The keys each kind takes besides name and kind; a key of another kind is refused, not ignored.
 _KEYS = {"dense": ("model",), "sparse": ("k1", "b"), "fusion": ("of", "method", "k", "alpha"),
-         "rerank": ("over", "model", "max_length"), "run": ("file",)}
+         "rerank": ("over", "model", "depth", "max_length", "batch_size", "precision", "skip"), "run": ("file",)}
+PRECISIONS = ("fp32", "int8")
 
 
 @dataclass(frozen=True)
@@ -77,12 +81,18 @@ class RowSpec:
     over: str | None = None
     max_length: int | None = None
     file: Path | None = None
+    depth: int | None = None           # rerank: how many of the over row's candidates it scores (None: all)
+    batch_size: int | None = None
+    precision: str | None = None
+    skip: str | None = None            # rerank: why the row is recorded as not measured
 
     def label(self, depth: int, model_name: str | None = None) -> str:
         """What the tables say the row is: its model (`model_name`, as resolved, for dense and
         rerank rows), its BM25 constants where they are not bm25s's own, its fusion, its file."""
-        if self.kind in ("dense", "rerank"):
+        if self.kind == "dense":
             return model_name or self.model or ""
+        if self.kind == "rerank":
+            return (model_name or self.model or "") + self.setting_words()
         if self.kind == "sparse":
             constants = "" if (self.k1, self.b) == (BM25_K1, BM25_B) else f" k1={self.k1:g} b={self.b:g}"
             return "bm25s (BM25, Lucene variant)" + constants
@@ -92,6 +102,13 @@ class RowSpec:
                 return f"RRF k={self.k} over {fused} top {depth}"
             return f"min-max fusion alpha={self.alpha:g} over {fused} top {depth}"
         return f"run file {self.file.name if self.file else ''}"
+
+    def setting_words(self) -> str:
+        """What a rerank row's label adds to its model: the depth and precision when they are not
+        the whole candidate list at fp32 (a reader compares rows that share a model by these)."""
+        words = [f"top {self.depth}"] if self.depth is not None else []
+        words += [self.precision] if self.precision not in (None, "fp32") else []
+        return f" ({', '.join(words)})" if words else ""
 
     def parameters(self) -> dict[str, Any]:
         """What the manifest records of this row: every parameter that changes its numbers."""
@@ -105,6 +122,10 @@ class RowSpec:
             entry.update({"k": self.k} if self.method == "rrf" else {"alpha": self.alpha})
         elif self.kind == "rerank":
             entry.update({"over": self.over, "model": self.model, "max_length": self.max_length})
+            # Only when set, so a results file made before rows took them stays current.
+            entry.update({key: value for key, value in (("depth", self.depth), ("batch_size", self.batch_size),
+                                                        ("precision", self.precision), ("skip", self.skip))
+                          if value is not None})
         elif self.kind == "run":
             entry["file"] = self.file.name if self.file else None
         return entry
@@ -235,10 +256,16 @@ def _parse_fusion(entry: _Entry, spec: RowSpec) -> RowSpec:
 
 
 def _parse_rerank(entry: _Entry, spec: RowSpec) -> RowSpec:
-    if any(row.kind == "rerank" for row in entry.earlier):
-        raise entry.refuse("one rerank row: the readout decides on one reranker", "kind")
+    precision = entry.item.get("precision")
+    if precision is not None and precision not in PRECISIONS:
+        raise entry.refuse(f"choose one of {', '.join(PRECISIONS)}", "precision")
+    skip = entry.text("skip")
+    if skip is not None and (problem := data_text_problem(skip)):
+        raise entry.refuse(f"a reason is one line of text: it {problem}", "skip")
     return replace(spec, over=entry.earlier_row(entry.item.get("over"), "over"), model=entry.text("model"),
-                   max_length=entry.number("max_length", 1, 65_536, integer=True))
+                   max_length=entry.number("max_length", 1, 65_536, integer=True),
+                   depth=entry.number("depth", 1, 100_000, integer=True),
+                   batch_size=entry.number("batch_size", 1, 65_536, integer=True), precision=precision, skip=skip)
 
 
 def _parse_run(entry: _Entry, spec: RowSpec) -> RowSpec:
@@ -254,15 +281,21 @@ class RowRoles:
     """What a results file's rows are to the checker and the renderer."""
 
     baseline: str
-    rerank: str | None          # the reranker under decision, if any
+    rerank: str | None          # the reranker under decision (the first rerank row), if any
     rerank_over: str | None     # the row whose candidates it reorders
     names: tuple[str, ...]
+    # Every rerank row, the first included, with the row it reorders: each is compared with it.
+    reranks: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def rerank_pairs(self) -> list[tuple[str, str]]:
+        return list(self.reranks) or ([(self.rerank, self.rerank_over)] if self.rerank and self.rerank_over else [])
 
 
 def roles_from_specs(rows: tuple[RowSpec, ...]) -> RowRoles:
-    rerank = next((row for row in rows if row.kind == "rerank"), None)
-    return RowRoles(rows[0].name, rerank.name if rerank else None, rerank.over if rerank else None,
-                    tuple(row.name for row in rows))
+    reranks = tuple((row.name, row.over) for row in rows if row.kind == "rerank" and row.over)
+    first = reranks[0] if reranks else (None, None)
+    return RowRoles(rows[0].name, first[0], first[1], tuple(row.name for row in rows), reranks)
 
 
 def row_roles(results: Mapping[str, Any]) -> RowRoles:
@@ -275,7 +308,9 @@ def row_roles(results: Mapping[str, Any]) -> RowRoles:
     if not isinstance(recorded, list) or not recorded or not all(
             isinstance(entry, Mapping) and isinstance(entry.get("name"), str) for entry in recorded):
         return RowRoles(DEFAULT_BASELINE, DEFAULT_RERANK_ROW, DEFAULT_RERANK_OVER, table_names)
+    reranks = tuple((entry["name"], entry["over"]) for entry in recorded
+                    if entry.get("kind") == "rerank" and isinstance(entry.get("over"), str))
     rerank = next((entry for entry in recorded if entry.get("kind") == "rerank"), None)
     over = rerank.get("over") if rerank else None
     return RowRoles(recorded[0]["name"], rerank["name"] if rerank else None,
-                    over if isinstance(over, str) else None, tuple(entry["name"] for entry in recorded))
+                    over if isinstance(over, str) else None, tuple(entry["name"] for entry in recorded), reranks)

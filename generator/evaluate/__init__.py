@@ -6,6 +6,7 @@ Modules: `data` (the validating BEIR loader), `irds` (datasets by ir_datasets id
 `models` (resolving and loading models), `cache` (embeddings and rerank scores on disk),
 `retrieval` (the dense, sparse, fusion and rerank rows), `candidates` (the pairs a reranker
 scores), `shapes`, `cost` and `cost_report` (a reranker's cost measured by its shape),
-`environment` (the machine and package versions) and `pipeline` (the orchestration and the
-writer).
+`sweep` (many configurations priced by shape, each timing reused where it is exact), `training`
+(fine-tuning a cross-encoder on the corpus alone), `environment` (the machine and package
+versions) and `pipeline` (the orchestration and the writer).
 """

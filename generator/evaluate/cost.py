@@ -9,10 +9,21 @@ The model is built in memory (a 568M-parameter shape never touches the disk); on
 and tokenizer files pass through a temporary directory, because that is how a CrossEncoder loads.
 The scores mean nothing and are thrown away: quality is not measured here.
 
-Every finished query is written at once to a per-query cache file, so a long measurement (the
-bge-reranker-v2-m3 shape takes minutes per query on two cores) resumes where it stopped and
-never estimates a query it did not time. torch, transformers, sentence-transformers and tqdm are
-imported inside the functions that use them.
+Two methods. `full` times the whole model. `extrapolated` times the same pairs through the shape
+cut to a few layers (EXTRAPOLATION_LAYERS) and fits, batch by batch, t(L) = a + b * L: every
+encoder layer has the same shape, so at fixed inputs the cost is linear in the layer count, and
+the fit at the model's own depth N prices it in a fraction of the time (the bge-reranker-v2-m3
+shape takes minutes per query on two cores in full). The fitted intercept and per-layer time of
+every query are part of the result, so a reader can audit the fit. `int8` precision is PyTorch's
+dynamic quantization of the linear layers (generator.evaluate.models.apply_precision), applied
+to the built (and cut) shape.
+
+Each predict is timed batch by batch (predict's own batches, observed as it forms them), so a
+sweep (generator.evaluate.sweep) can price a shallower candidate depth from a deeper measurement
+where the batches are exactly the same. Every finished query is written at once to a per-query
+cache file, so a long measurement resumes where it stopped and never estimates a query it did
+not time. torch, transformers, sentence-transformers and tqdm are imported inside the functions
+that use them.
 """
 
 from __future__ import annotations
@@ -20,9 +31,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -31,27 +43,45 @@ from generator.errors import InputError, ModelUnavailableError
 from generator.evaluate.cache import (checksum_problem, content_key, is_finite_number, read_json_entry, seal,
                                       warning_line)
 from generator.core.metrics import timing_summary
-from generator.evaluate.models import resolve_device
-from generator.core.options import DEFAULT_SEED, RERANK_BATCH_SIZE, RERANK_MAX_LENGTH
+from generator.evaluate.models import apply_precision, resolve_device
+from generator.core.options import DEFAULT_SEED, PRECISIONS, RERANK_BATCH_SIZE, RERANK_MAX_LENGTH
 from generator.evaluate.environment import machine, package_versions
 from generator.evaluate.shapes import (TOKENIZER_FILES, ResolvedShape, TokenizerChoice, choose_tokenizer,
-                                       position_limit, resolve_shape, shape_summary)
+                                       position_limit, resolve_shape, shape_summary, with_layers)
 from generator.fileio import atomic_write_json, default_cache_dir, display_home_path
 
 Pair = tuple[str, str]
-DTYPE = "float32"
+DTYPES = {"fp32": "float32", "int8": "int8 (dynamic quantization of the linear layers, float32 elsewhere)"}
+DTYPE = DTYPES["fp32"]
 COST_SEED = DEFAULT_SEED
-CACHE_VERSION = "cost-v1"
+# v2: an entry holds every repeat's per-batch times and predict's batches, not one total.
+CACHE_VERSION = "cost-v2"
 PACKAGES = ("torch", "transformers", "sentence-transformers", "tokenizers")
+METHODS = ("full", "extrapolated")
+MEASURED = "measured by shape"
+# 0 layers times the intercept itself (tokenizing, padding, embeddings, pooler, classifier and the
+# Python around them) instead of extrapolating it, and a slope over 2 layers halves the timing noise
+# that multiplying it by N amplifies: 23*t(2) - 22*t(1) (layers 1 and 2) carries about twice the
+# noise of 12*t(2) - 11*t(0), and costs 3 layers per repeat instead of 2. The intercept is a few
+# per cent of one layer, so 0 layers is nearly free.
+EXTRAPOLATION_LAYERS = (0, 2)
+# Two repeats, interleaved with the layer counts query by query so a busy spell slows both alike,
+# each batch taking its median over the repeats. Two keep a 24-layer shape's pricing near a sixth
+# of a full run (2 x 2 of 24 layers, plus the intercepts); three would cost a quarter.
+EXTRAPOLATION_REPEATS = 2
+FULL_REPEATS = 1
 
 
 def build_scorer(shape: ResolvedShape, tokenizer: TokenizerChoice, *, max_length: int, device: str,
-                 seed: int = COST_SEED) -> Any:
-    """A real CrossEncoder of `shape` with seeded random fp32 weights, built in memory.
+                 seed: int = COST_SEED, precision: str = "fp32") -> Any:
+    """A real CrossEncoder of `shape` with seeded random fp32 weights, built in memory, then put
+    at `precision` (int8: the linear layers dynamically quantized in place).
 
     It is loaded the way `CrossEncoder(path, max_length=...)` loads a model directory (its
     sequence-classification Transformer module with `model_max_length` = max_length, then the
     CrossEncoder around it), except that the weights come from `from_config` instead of a file.
+    A cut shape (shapes.with_layers) is built whole at its own depth, so quantization sees only
+    the layers that exist.
     """
     import torch
     from sentence_transformers import CrossEncoder
@@ -81,7 +111,72 @@ def build_scorer(shape: ResolvedShape, tokenizer: TokenizerChoice, *, max_length
         except (OSError, ValueError, KeyError) as error:
             raise ModelUnavailableError(f"model {shape.requested!r}: its shape did not build as a cross-encoder: "
                                         f"{type(error).__name__}: {error}") from None
-    return scorer.eval()
+    return apply_precision(scorer.eval(), precision)
+
+
+def _batch_indices(batches: Sequence[Sequence[Pair]], pairs: Sequence[Pair]) -> list[list[int]]:
+    """Each batch as positions in `pairs` (equal pairs take their positions in order)."""
+    positions: dict[Any, list[int]] = {}
+    for index, pair in enumerate(pairs):
+        positions.setdefault(tuple(pair), []).append(index)
+    return [[positions[tuple(pair)].pop(0) for pair in batch] for batch in batches]
+
+
+def timed_predict(scorer: Any, pairs: Sequence[Pair], batch_size: int) -> tuple[list[float], list[list[int]]]:
+    """One real `predict` of `pairs`, timed batch by batch: (milliseconds of each batch, the
+    positions in `pairs` of each batch's pairs), in the order predict scored them.
+
+    predict orders pairs its own way (sentence-transformers 5+ sorts them by length), so the
+    batches are observed, not assumed: the scorer's `preprocess`, which predict calls once per
+    batch, is wrapped for the call to note the time and the batch. A batch runs from its
+    preprocess to the next one's; the first starts with the call and the last ends with it, so the
+    batch times add up to the call's wall time.
+    """
+    marks: list[float] = []
+    seen: list[list[Pair]] = []
+    preprocess = scorer.preprocess
+
+    def noting(batch, *args, **kwargs):
+        marks.append(time.perf_counter())
+        seen.append(list(batch))
+        return preprocess(batch, *args, **kwargs)
+
+    scorer.preprocess = noting
+    try:
+        started = time.perf_counter()
+        scorer.predict(list(pairs), batch_size=batch_size, show_progress_bar=False)
+        ended = time.perf_counter()
+    finally:
+        del scorer.preprocess
+    if not seen:  # a predict that does not call preprocess per batch: one batch of everything
+        return [(ended - started) * 1000.0], [list(range(len(pairs)))]
+    bounds = [started, *marks[1:], ended]
+    return [(after - before) * 1000.0 for before, after in zip(bounds, bounds[1:])], _batch_indices(seen, pairs)
+
+
+def predict_batches(scorer: Any, pairs: Sequence[Pair], batch_size: int) -> list[list[int]] | None:
+    """The batches `predict(pairs, batch_size)` would form (positions in `pairs`), without scoring:
+    predict itself runs, with tokenizing and the forward pass stubbed out for the call, so its own
+    ordering decides. None when predict cannot run that way (then nothing is assumed)."""
+    import torch
+
+    seen: list[list[Pair]] = []
+
+    def noting(batch, *args, **kwargs):
+        seen.append(list(batch))
+        return {"rows": len(batch)}
+
+    def no_forward(features, *args, **kwargs):
+        return {"scores": torch.zeros(features["rows"], max(int(scorer.num_labels), 1))}
+
+    scorer.preprocess, scorer.forward = noting, no_forward
+    try:
+        scorer.predict(list(pairs), batch_size=batch_size, show_progress_bar=False)
+    except Exception:  # noqa: BLE001 - another predict: time the depth instead of guessing its batches
+        return None
+    finally:
+        del scorer.preprocess, scorer.forward
+    return _batch_indices(seen, pairs) if seen else None
 
 
 def _packages() -> dict[str, str | None]:
@@ -98,11 +193,13 @@ def _load_average() -> list[float] | None:
 
 @dataclass
 class _Session:
-    """One shape at one setting: its cache folder, and the scorer, built and warmed up only once a
-    query actually has to be timed (a fully resumed run builds nothing)."""
+    """One shape at one setting and one layer count: its cache folder, and the scorer, built and
+    warmed up only once a query actually has to be timed (a fully resumed run builds nothing)."""
 
-    shape: ResolvedShape
+    shape: ResolvedShape          # at `layers` layers
     tokenizer: TokenizerChoice
+    layers: int
+    precision: str
     max_length: int
     batch_size: int
     device: str
@@ -114,44 +211,70 @@ class _Session:
     scorer: Any = None
     warmed: bool = False
 
-    def ready(self, warm_pairs: Sequence[Pair]) -> None:
+    def build(self) -> Any:
         if self.scorer is None:
             started = time.perf_counter()
-            self.scorer = build_scorer(self.shape, self.tokenizer, max_length=self.max_length, device=self.device)
-            self.log(f"cost: built the {self.shape.architecture} shape ({self.shape.parameters:,} parameters, random "
-                     f"weights) in {time.perf_counter() - started:.1f} s")
-        if not self.warmed:
-            self.scorer.predict(list(warm_pairs), batch_size=self.batch_size, show_progress_bar=False)
-            self.warmed = True
+            self.scorer = build_scorer(self.shape, self.tokenizer, max_length=self.max_length, device=self.device,
+                                       precision=self.precision)
+            self.log(f"cost: built the {self.shape.architecture} shape at {self.layers} layers, {self.precision} "
+                     f"({self.shape.parameters:,} parameters, random weights) in "
+                     f"{time.perf_counter() - started:.1f} s")
         return self.scorer
+
+    def ready(self, warm_pairs: Sequence[Pair]) -> Any:
+        scorer = self.build()
+        if not self.warmed:
+            scorer.predict(list(warm_pairs), batch_size=self.batch_size, show_progress_bar=False)
+            self.warmed = True
+        return scorer
 
     def entry_path(self, query_id: str, pairs: Sequence[Pair]) -> Path:
         return self.root / f"{content_key(CACHE_VERSION, query_id, [list(pair) for pair in pairs])}.json"
 
 
-def _open_session(model_spec: str | ResolvedShape, *, max_length: int, batch_size: int, cache_dir: Path | None,
-                  device: str, log: Callable[[str], None]) -> _Session:
-    import torch
+def _positive(value: Any, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"expected a positive integer, got {value!r}", field=name)
 
-    for name, value in (("max_length", max_length), ("batch_size", batch_size)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InputError(f"expected a positive integer, got {value!r}", field=name)
-    shape = model_spec if isinstance(model_spec, ResolvedShape) else resolve_shape(model_spec)
-    if max_length > position_limit(shape.config):
-        raise InputError(f"{max_length} is longer than the {position_limit(shape.config)} positions "
-                         f"{shape.requested} holds", field="max_length")
-    device = resolve_device(device)
-    tokenizer = choose_tokenizer(shape)
-    threads = int(torch.get_num_threads())
+
+def check_precision(precision: Any) -> str:
+    if precision not in PRECISIONS:
+        raise InputError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}",
+                         field="precision")
+    return precision
+
+
+def _layer_counts(method: Any, layers: Sequence[int] | None, full_layers: int) -> list[int]:
+    """The layer counts a method times, smallest first."""
+    if method not in METHODS:
+        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}", field="method")
+    if method == "full":
+        return [full_layers]
+    chosen = EXTRAPOLATION_LAYERS if layers is None else layers
+    if any(isinstance(count, bool) or not isinstance(count, int) or count < 0 for count in chosen):
+        raise InputError(f"layer counts are whole numbers from 0, got {list(chosen)!r}", field="layers")
+    counts = sorted(set(chosen))
+    if len(counts) < 2:
+        raise InputError(f"a line needs two different layer counts, got {list(chosen)!r}", field="layers")
+    if counts[-1] > full_layers:
+        raise InputError(f"{counts[-1]} layers is deeper than the model's {full_layers}", field="layers")
+    return counts
+
+
+def _open_session(shape: ResolvedShape, tokenizer: TokenizerChoice, *, layers: int, method: str, repeats: int,
+                  precision: str, max_length: int, batch_size: int, cache_dir: Path | None, device: str,
+                  threads: int, log: Callable[[str], None]) -> _Session:
     settings = {"config_sha256": shape.config_sha256, "tokenizer": {"name": tokenizer.name,
                                                                    "sha256": tokenizer.sha256},
-                "max_length": max_length, "batch_size": batch_size, "dtype": DTYPE, "device": device,
+                "method": method, "layers": layers, "repeats": repeats, "precision": precision,
+                "max_length": max_length, "batch_size": batch_size, "dtype": DTYPES[precision], "device": device,
                 "threads": threads, "packages": _packages(), "machine": machine()}
     key = content_key(CACHE_VERSION, settings)[:24]
     root = Path(cache_dir if cache_dir is not None else default_cache_dir()) / "cost" / key
     atomic_write_json(root / "settings.json", {**settings, "model": shape.requested,
                                                "architecture": shape.architecture, "shape": shape_summary(shape)})
-    return _Session(shape, tokenizer, max_length, batch_size, device, threads, root, key, settings, log)
+    return _Session(with_layers(shape, layers), tokenizer, layers, precision, max_length, batch_size, device,
+                    threads, root, key, settings, log)
 
 
 def _entry_key(session: _Session, path: Path) -> str:
@@ -160,7 +283,21 @@ def _entry_key(session: _Session, path: Path) -> str:
     return f"{session.key}/{path.stem}"
 
 
-def _entry_problem(entry: Any, key: str, query_id: str, pairs: Sequence[Pair]) -> str | None:
+def _batches_problem(entry: dict, pairs: int, repeats: int) -> str | None:
+    batches = entry.get("batches")
+    if (not isinstance(batches, list) or not all(isinstance(batch, list) for batch in batches)
+            or sorted(index for batch in batches for index in batch) != list(range(pairs))):
+        return f"batches do not hold each of the {pairs} pairs once"
+    runs = entry.get("batch_milliseconds")
+    if (not isinstance(runs, list) or len(runs) != repeats
+            or any(not isinstance(run, list) or len(run) != len(batches) for run in runs)):
+        return f"batch_milliseconds are not {repeats} runs of {len(batches)} batches"
+    if any(not is_finite_number(value) or value <= 0 for run in runs for value in run):
+        return "batch_milliseconds are not all finite positive numbers"
+    return None
+
+
+def _entry_problem(entry: Any, key: str, query_id: str, pairs: Sequence[Pair], repeats: int) -> str | None:
     """Why `entry` is not a timing of `query_id`'s `pairs` sealed for `key`, or None.
 
     Fields first, so the reason names a negative time or a short token list; the checksum last,
@@ -182,140 +319,324 @@ def _entry_problem(entry: Any, key: str, query_id: str, pairs: Sequence[Pair]) -
         return f"tokens are not {len(pairs)} counts (got {length})"
     if any(isinstance(value, bool) or not isinstance(value, int) or value < 0 for value in tokens):
         return "tokens are not all non-negative integers"
-    return checksum_problem(entry, key)
+    return _batches_problem(entry, len(pairs), repeats) or checksum_problem(entry, key)
 
 
-def _read_entry(path: Path, key: str, query_id: str, pairs: Sequence[Pair]) -> tuple[dict | None, str | None]:
+def _read_entry(path: Path, key: str, query_id: str, pairs: Sequence[Pair],
+                repeats: int) -> tuple[dict | None, str | None]:
     """(entry, None) for a verified entry, (None, None) when there is none yet, else (None, why)."""
     if not path.is_file():
         return None, None
     entry, problem = read_json_entry(path)
     if problem is None:
-        problem = _entry_problem(entry, key, query_id, pairs)
+        problem = _entry_problem(entry, key, query_id, pairs, repeats)
     return (entry, None) if problem is None else (None, problem)
 
 
-def _time_query(session: _Session, query_id: str, pairs: Sequence[Pair], warm_pairs: Sequence[Pair]) -> dict:
-    scorer = session.ready(warm_pairs)
-    features = scorer.preprocess(list(pairs))
-    tokens = [int(count) for count in features["attention_mask"].sum(dim=1).tolist()]
-    load_before = _load_average()
-    cpu_started = time.process_time()
-    started = time.perf_counter()
-    scorer.predict(list(pairs), batch_size=session.batch_size, show_progress_bar=False)
-    elapsed_ms = (time.perf_counter() - started) * 1000.0
-    cpu_seconds = time.process_time() - cpu_started
-    return {"query_id": query_id, "pairs": len(pairs), "milliseconds": elapsed_ms, "cpu_seconds": cpu_seconds,
-            "load_average_before": load_before, "load_average_after": _load_average(), "tokens": tokens,
-            "measured_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat()}
+def _line(points: Mapping[int, float]) -> tuple[float, float]:
+    """Least-squares intercept and slope of milliseconds over layer counts."""
+    mean_x = statistics.fmean(points)
+    mean_y = statistics.fmean(points.values())
+    slope = (sum((x - mean_x) * (y - mean_y) for x, y in points.items())
+             / sum((x - mean_x) ** 2 for x in points))
+    return mean_y - slope * mean_x, slope
+
+
+@dataclass(frozen=True)
+class QueryCost:
+    """One query's priced batches: the positions of each batch's pairs, and per batch its median
+    time over the repeats at each layer count timed, with the value at the full depth (measured,
+    or the fitted line's)."""
+
+    query_id: str
+    pairs: int
+    batches: tuple[tuple[int, ...], ...]
+    layer_milliseconds: dict[int, tuple[float, ...]]   # layer count -> per batch median
+    batch_milliseconds: tuple[float, ...]               # per batch, at the full depth
+    intercepts: tuple[float, ...] | None                # per batch, extrapolated only
+    slopes: tuple[float, ...] | None
+    tokens: tuple[int, ...]
+    entries: tuple[dict, ...]                           # the cache entries behind it (cpu, load)
+    from_depth: int | None = None                       # derived from a deeper measurement's batches
+
+    @property
+    def milliseconds(self) -> float:
+        return sum(self.batch_milliseconds)
+
+    def prefix(self, batches: int, from_depth: int) -> "QueryCost":
+        """The first `batches` batches alone: exactly what predict spends on their pairs."""
+        cut = slice(0, batches)
+        kept = self.batches[cut]
+        count = sum(len(batch) for batch in kept)
+        return replace(self, pairs=count, batches=kept,
+                       layer_milliseconds={layers: values[cut] for layers, values in self.layer_milliseconds.items()},
+                       batch_milliseconds=self.batch_milliseconds[cut],
+                       intercepts=None if self.intercepts is None else self.intercepts[cut],
+                       slopes=None if self.slopes is None else self.slopes[cut],
+                       tokens=self.tokens[:count], from_depth=from_depth)
+
+
+def _query_cost(query_id: str, entries: Mapping[int, dict], full_layers: int) -> QueryCost:
+    first = entries[min(entries)]
+    medians = {layers: tuple(statistics.median(times) for times in zip(*entry["batch_milliseconds"]))
+               for layers, entry in sorted(entries.items())}
+    intercepts = slopes = None
+    if len(medians) == 1:
+        values = medians[full_layers]
+    else:
+        lines = [_line({layers: medians[layers][index] for layers in medians})
+                 for index in range(len(first["batches"]))]
+        intercepts = tuple(intercept for intercept, _ in lines)
+        slopes = tuple(slope for _, slope in lines)
+        values = tuple(intercept + slope * full_layers for intercept, slope in lines)
+    return QueryCost(query_id, int(first["pairs"]), tuple(tuple(batch) for batch in first["batches"]), medians,
+                     values, intercepts, slopes, tuple(first["tokens"]),
+                     tuple(entries[layers] for layers in sorted(entries)))
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+@dataclass
+class Pricing:
+    """One shape at one setting, priced one way: a session per layer count it times."""
+
+    shape: ResolvedShape
+    method: str
+    repeats: int
+    sessions: dict[int, _Session]       # layer count -> session, smallest first
+    log: Callable[[str], None]
+
+    @property
+    def full_layers(self) -> int:
+        return int(self.shape.config.num_hidden_layers)
+
+    @property
+    def label(self) -> str:
+        if self.method == "full":
+            return MEASURED
+        return f"{MEASURED}, extrapolated from {max(self.sessions)} of {self.full_layers} layers"
+
+    @property
+    def session(self) -> _Session:
+        """The deepest session (for the full method, the only one)."""
+        return self.sessions[max(self.sessions)]
+
+    def plan(self, pairs: Sequence[Pair]) -> list[list[int]] | None:
+        """The batches predict forms for `pairs`; building the shallowest scorer if none is built."""
+        built = [session for session in self.sessions.values() if session.scorer is not None]
+        scorer = (built or [self.sessions[min(self.sessions)]])[0].build()
+        return predict_batches(scorer, pairs, self.session.batch_size)
+
+    def _time_query(self, query_id: str, pairs: Sequence[Pair], warm_pairs: Sequence[Pair]) -> dict[int, dict]:
+        sessions = list(self.sessions.values())
+        scorers = {session.layers: session.ready(warm_pairs) for session in sessions}
+        features = scorers[sessions[0].layers].preprocess(list(pairs))
+        tokens = [int(count) for count in features["attention_mask"].sum(dim=1).tolist()]
+        runs: dict[int, list[list[float]]] = {session.layers: [] for session in sessions}
+        cpu = dict.fromkeys(runs, 0.0)
+        batches: dict[int, list[list[int]]] = {}
+        load_before = _load_average()
+        for _ in range(self.repeats):
+            # Interleaved: a busy spell of the machine slows every layer count alike.
+            for session in sessions:
+                cpu_started = time.process_time()
+                milliseconds, batches[session.layers] = timed_predict(scorers[session.layers], pairs,
+                                                                      session.batch_size)
+                cpu[session.layers] += time.process_time() - cpu_started
+                runs[session.layers].append(milliseconds)
+        load_after, measured_at = _load_average(), _now()
+        entries = {}
+        for layers, repeated in runs.items():
+            medians = [statistics.median(times) for times in zip(*repeated)]
+            entries[layers] = {"query_id": query_id, "pairs": len(pairs), "layers": layers,
+                               "milliseconds": sum(medians), "batches": batches[layers],
+                               "batch_milliseconds": repeated, "cpu_seconds": cpu[layers],
+                               "timed_milliseconds": sum(map(sum, repeated)),
+                               "load_average_before": load_before, "load_average_after": load_after,
+                               "tokens": tokens, "measured_at": measured_at}
+        return entries
+
+    def costs(self, pairs_by_query: Mapping[str, Sequence[Pair]], *, progress: bool, label: str = "",
+              warm_pairs: Sequence[Pair] | None = None) -> tuple[dict[str, QueryCost], list[str], list[str]]:
+        """Each query's cost, from the cache where every layer count's entry verifies, else timed
+        now (all layer counts again, interleaved) and cached at once. (costs, resumed, computed)."""
+        from tqdm import tqdm
+
+        found: dict[str, dict[int, dict]] = {}
+        pending = []
+        for query_id, pairs in pairs_by_query.items():
+            entries = {}
+            for layers, session in self.sessions.items():
+                path = session.entry_path(query_id, pairs)
+                entry, problem = _read_entry(path, _entry_key(session, path), query_id, pairs, self.repeats)
+                if problem is not None:  # a missing entry is simply not measured yet; a bad one is news
+                    self.log(warning_line(f"cost entry for query {query_id}", problem, path, "measuring again"))
+                if entry is not None:
+                    entries[layers] = entry
+            if len(entries) == len(self.sessions):
+                found[query_id] = entries
+            else:
+                pending.append(query_id)
+        resumed = [query_id for query_id in pairs_by_query if query_id in found]
+        if pairs_by_query:
+            self.log(f"cost{label}: {len(resumed)} of {len(pairs_by_query)} queries resumed from "
+                     f"{display_home_path(self.session.root)}; {len(pending)} to measure")
+        if warm_pairs is None:
+            warm_pairs = pairs_by_query[pending[0]] if pending else ()
+        with tqdm(total=len(pending), desc=f"cost{label}", unit="query", disable=not progress or not pending) as bar:
+            for query_id in pending:
+                pairs = pairs_by_query[query_id]
+                entries = self._time_query(query_id, pairs, warm_pairs)
+                for layers, session in self.sessions.items():
+                    path = session.entry_path(query_id, pairs)
+                    entries[layers] = seal(entries[layers], _entry_key(session, path))
+                    atomic_write_json(path, entries[layers])
+                found[query_id] = entries
+                bar.update(1)
+        costs = {query_id: _query_cost(query_id, found[query_id], self.full_layers) for query_id in pairs_by_query}
+        return costs, resumed, pending
+
+
+def _validated_pairs(pairs_by_query: Mapping[str, Sequence[Pair]]) -> None:
+    if not pairs_by_query:
+        raise InputError("no queries to measure", field="pairs")
+    for query_id, pairs in pairs_by_query.items():
+        if not pairs:
+            raise InputError(f"query {query_id!r} has no candidates to score", field="pairs")
+
+
+def open_pricing(model_spec: str | ResolvedShape, *, method: str = "full", precision: str = "fp32",
+                 layers: Sequence[int] | None = None, repeats: int | None = None,
+                 max_length: int = RERANK_MAX_LENGTH, batch_size: int = RERANK_BATCH_SIZE,
+                 cache_dir: Path | None = None, device: str = "auto",
+                 log: Callable[[str], None] = print) -> Pricing:
+    """A shape's sessions for one setting and method; nothing is built until a query is timed."""
+    import torch
+
+    for name, value in (("max_length", max_length), ("batch_size", batch_size)):
+        _positive(value, name)
+    check_precision(precision)
+    if method not in METHODS:  # before resolving the shape: a typo should not wait for a download
+        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}", field="method")
+    repeats = (FULL_REPEATS if method == "full" else EXTRAPOLATION_REPEATS) if repeats is None else repeats
+    _positive(repeats, "repeats")
+    shape = model_spec if isinstance(model_spec, ResolvedShape) else resolve_shape(model_spec)
+    counts = _layer_counts(method, layers, int(shape.config.num_hidden_layers))
+    if max_length > position_limit(shape.config):
+        raise InputError(f"{max_length} is longer than the {position_limit(shape.config)} positions "
+                         f"{shape.requested} holds", field="max_length")
+    device = resolve_device(device)
+    tokenizer = choose_tokenizer(shape)
+    threads = int(torch.get_num_threads())
+    sessions = {count: _open_session(shape, tokenizer, layers=count, method=method, repeats=repeats,
+                                     precision=precision, max_length=max_length, batch_size=batch_size,
+                                     cache_dir=cache_dir, device=device, threads=threads, log=log)
+                for count in counts}
+    return Pricing(shape, method, repeats, sessions, log)
 
 
 @dataclass
 class CostMeasurement:
     """Per-query wall time of scoring each query's pairs with one shape at one setting."""
 
-    session: _Session
-    entries: dict[str, dict]            # query id -> its cache entry, in query order
+    pricing: Pricing
+    costs: dict[str, QueryCost]            # in query order
     resumed: list[str] = field(default_factory=list)
     computed: list[str] = field(default_factory=list)
 
     @property
+    def session(self) -> _Session:
+        return self.pricing.session
+
+    @property
     def milliseconds(self) -> list[float]:
-        return [float(entry["milliseconds"]) for entry in self.entries.values()]
+        return [cost.milliseconds for cost in self.costs.values()]
 
     @property
     def pairs(self) -> int:
-        return sum(int(entry["pairs"]) for entry in self.entries.values())
+        return sum(cost.pairs for cost in self.costs.values())
 
     @property
     def cpu_seconds_per_wall_second(self) -> float | None:
-        cpu = [entry.get("cpu_seconds") for entry in self.entries.values()]
-        if any(not isinstance(seconds, (int, float)) for seconds in cpu):
+        """Over every predict timed for these queries (a derived query shares its deeper one's)."""
+        entries = {id(entry): entry for cost in self.costs.values() for entry in cost.entries}.values()
+        cpu = [entry.get("cpu_seconds") for entry in entries]
+        wall = [entry.get("timed_milliseconds") for entry in entries]
+        if any(not is_finite_number(value) for value in cpu + wall):
             return None
-        wall = sum(self.milliseconds) / 1000.0
-        return sum(cpu) / wall if wall > 0 else None
+        seconds = sum(wall) / 1000.0
+        return sum(cpu) / seconds if seconds > 0 else None
+
+    def _fit(self, cost: QueryCost) -> dict[str, Any]:
+        return {"intercept_milliseconds": sum(cost.intercepts), "per_layer_milliseconds": sum(cost.slopes),
+                "layer_milliseconds": {str(layers): sum(values) for layers, values in cost.layer_milliseconds.items()}}
 
     def as_dict(self) -> dict[str, Any]:
-        session, shape = self.session, self.session.shape
-        tokens = [count for entry in self.entries.values() for count in entry["tokens"]]
-        return {
-            "cost": "measured by shape", "quality": "not measured",
+        pricing, session, shape = self.pricing, self.pricing.session, self.pricing.shape
+        tokens = [count for cost in self.costs.values() for count in cost.tokens]
+        costs = self.costs
+        figures = {
+            "cost": pricing.label, "quality": "not measured", "method": pricing.method,
+            "layers_timed": sorted(pricing.sessions), "full_layers": pricing.full_layers,
+            "repeats": pricing.repeats,
             "model": shape.requested, "architecture": shape.architecture, "parameters": shape.parameters,
             "shape": shape_summary(shape), "config_source": shape.source, "config_path": shape.config_path,
             "config_sha256": shape.config_sha256,
             "weights": f"random (seed {COST_SEED}); compute does not depend on weight values",
             "tokenizer": {"name": session.tokenizer.name, "tokens": session.tokenizer.tokens,
                           "path": str(session.tokenizer.directory), "sha256": session.tokenizer.sha256},
-            "max_length": session.max_length, "batch_size": session.batch_size, "dtype": DTYPE,
+            "max_length": session.max_length, "batch_size": session.batch_size,
+            "precision": session.precision, "dtype": DTYPES[session.precision],
             "device": session.device, "threads": session.threads,
             "machine": session.settings["machine"], "packages": session.settings["packages"],
-            "cache_key": session.key, "queries": len(self.entries), "pairs": self.pairs,
-            "per_query_milliseconds": {q: float(entry["milliseconds"]) for q, entry in self.entries.items()},
-            "per_query_pairs": {q: int(entry["pairs"]) for q, entry in self.entries.items()},
-            "per_query_cpu_seconds": {q: entry.get("cpu_seconds") for q, entry in self.entries.items()},
-            "per_query_load_average": {q: {"before": entry.get("load_average_before"),
-                                           "after": entry.get("load_average_after")}
-                                       for q, entry in self.entries.items()},
+            "cache_key": session.key,
+            "cache_keys": {str(layers): each.key for layers, each in pricing.sessions.items()},
+            "queries": len(costs), "pairs": self.pairs,
+            "per_query_milliseconds": {q: cost.milliseconds for q, cost in costs.items()},
+            "per_query_batch_milliseconds": {q: list(cost.batch_milliseconds) for q, cost in costs.items()},
+            "per_query_pairs": {q: cost.pairs for q, cost in costs.items()},
+            "per_query_cpu_seconds": {q: None if cost.from_depth is not None else
+                                      sum(entry.get("cpu_seconds", 0.0) for entry in cost.entries)
+                                      for q, cost in costs.items()},
+            "per_query_load_average": {q: {"before": cost.entries[0].get("load_average_before"),
+                                           "after": cost.entries[0].get("load_average_after")}
+                                       for q, cost in costs.items()},
             # About the thread count on an idle machine; well below it, something else held the CPU.
             "cpu_seconds_per_wall_second": self.cpu_seconds_per_wall_second,
             **{key: value for key, value in timing_summary(
-                {q: entry["milliseconds"] for q, entry in self.entries.items()},
-                {q: entry["pairs"] for q, entry in self.entries.items()}).items() if key not in ("queries", "pairs")},
+                {q: cost.milliseconds for q, cost in costs.items()},
+                {q: cost.pairs for q, cost in costs.items()}).items() if key not in ("queries", "pairs")},
             "tokens_per_pair": {"mean": sum(tokens) / len(tokens), "max": max(tokens)},
             "resumed_queries": len(self.resumed), "computed_queries": len(self.computed),
         }
-
-
-def _measure(session: _Session, pairs_by_query: Mapping[str, Sequence[Pair]], *, progress: bool,
-             label: str, warm_pairs: Sequence[Pair] | None = None) -> CostMeasurement:
-    from tqdm import tqdm
-
-    if not pairs_by_query:
-        raise InputError("no queries to measure", field="pairs")
-    for query_id, pairs in pairs_by_query.items():
-        if not pairs:
-            raise InputError(f"query {query_id!r} has no candidates to score", field="pairs")
-    measurement = CostMeasurement(session, entries={})
-    pending = []
-    for query_id, pairs in pairs_by_query.items():
-        path = session.entry_path(query_id, pairs)
-        entry, problem = _read_entry(path, _entry_key(session, path), query_id, pairs)
-        if entry is not None:
-            measurement.entries[query_id] = entry
-            measurement.resumed.append(query_id)
-        else:
-            if problem is not None:  # a missing entry is simply not measured yet; a bad one is news
-                session.log(warning_line(f"cost entry for query {query_id}", problem, path, "measuring again"))
-            measurement.entries[query_id] = {}
-            pending.append(query_id)
-    session.log(f"cost{label}: {len(measurement.resumed)} of {len(pairs_by_query)} queries resumed from "
-                f"{display_home_path(session.root)}; {len(pending)} to measure")
-    if warm_pairs is None:
-        warm_pairs = pairs_by_query[pending[0]] if pending else ()
-    with tqdm(total=len(pending), desc=f"cost{label}", unit="query", disable=not progress or not pending) as bar:
-        for query_id in pending:
-            pairs = pairs_by_query[query_id]
-            path = session.entry_path(query_id, pairs)
-            entry = seal(_time_query(session, query_id, pairs, warm_pairs), _entry_key(session, path))
-            atomic_write_json(path, entry)
-            measurement.entries[query_id] = entry
-            measurement.computed.append(query_id)
-            bar.update(1)
-    return measurement
+        if pricing.method == "extrapolated":
+            # Per query, t(L) = intercept + per_layer * L over the layer counts timed (their medians
+            # summed over batches); the query's figure is that line at full_layers.
+            figures["per_query_fit"] = {q: self._fit(cost) for q, cost in costs.items()}
+        return figures
 
 
 def measure_rerank_cost(pairs_by_query: Mapping[str, Sequence[Pair]], model_spec: str | ResolvedShape, *,
                         max_length: int = RERANK_MAX_LENGTH, batch_size: int = RERANK_BATCH_SIZE,
-                        cache_dir: Path | None = None, device: str = "auto", progress: bool = True,
-                        log: Callable[[str], None] = print) -> CostMeasurement:
-    """Time one `predict` of each query's pairs (in rank order) with the model's shape.
+                        method: str = "full", precision: str = "fp32", layers: Sequence[int] | None = None,
+                        repeats: int | None = None, cache_dir: Path | None = None, device: str = "auto",
+                        progress: bool = True, log: Callable[[str], None] = print) -> CostMeasurement:
+    """Time `predict` of each query's pairs (in rank order) with the model's shape.
 
-    The first query still to be measured is scored once untimed (warm-up); finished queries are
-    cached at once under cache_dir/cost/<settings key>/ and reused by a re-run.
+    method "full" times the whole model once per query; "extrapolated" times it cut to `layers`
+    (default EXTRAPOLATION_LAYERS), `repeats` times each (default EXTRAPOLATION_REPEATS), and fits
+    the line to the full depth. precision "fp32" or "int8". The first query still to be measured
+    is scored once untimed at each layer count (warm-up); finished queries are cached at once under
+    cache_dir/cost/<settings key>/ and reused by a re-run.
     """
-    session = _open_session(model_spec, max_length=max_length, batch_size=batch_size, cache_dir=cache_dir,
-                            device=device, log=log)
-    return _measure(session, pairs_by_query, progress=progress, label="")
+    _validated_pairs(pairs_by_query)
+    pricing = open_pricing(model_spec, method=method, precision=precision, layers=layers, repeats=repeats,
+                           max_length=max_length, batch_size=batch_size, cache_dir=cache_dir, device=device,
+                           log=log)
+    costs, resumed, computed = pricing.costs(pairs_by_query, progress=progress)
+    return CostMeasurement(pricing, costs, resumed, computed)
 
 
 @dataclass
@@ -329,8 +650,9 @@ class CostCurve:
         summary = ("queries", "pairs", "p50_milliseconds", "p95_milliseconds", "pairs_per_second",
                    "resumed_queries", "computed_queries")
         rows = [{"depth": depth, **{key: values[key] for key in summary}} for depth, values in figures.items()]
-        model = next(iter(figures.values()))["model"]   # a curve has at least one depth (parse_depths)
-        return {"cost": "measured by shape", "quality": "not measured", "model": model, "curve": rows,
+        first = next(iter(figures.values()))   # a curve has at least one depth (parse_depths)
+        return {"cost": first["cost"], "quality": "not measured", "model": first["model"],
+                "method": first["method"], "precision": first["precision"], "curve": rows,
                 "measurements": {str(depth): values for depth, values in figures.items()}}
 
 
@@ -346,24 +668,28 @@ def parse_depths(depths: Sequence[int]) -> list[int]:
 
 def cost_curve(pairs_by_query: Mapping[str, Sequence[Pair]], model_spec: str | ResolvedShape,
                depths: Sequence[int], *, max_length: int = RERANK_MAX_LENGTH,
-               batch_size: int = RERANK_BATCH_SIZE, cache_dir: Path | None = None, device: str = "auto",
-               progress: bool = True, log: Callable[[str], None] = print) -> CostCurve:
+               batch_size: int = RERANK_BATCH_SIZE, method: str = "full", precision: str = "fp32",
+               layers: Sequence[int] | None = None, repeats: int | None = None, cache_dir: Path | None = None,
+               device: str = "auto", progress: bool = True, log: Callable[[str], None] = print) -> CostCurve:
     """measure_rerank_cost with each query's pairs cut to its first d candidates, for every depth d.
 
-    One scorer serves every depth (built and warmed up once); each depth's queries are cached like
-    any measurement, so the full depth shares its entries with a plain measurement.
+    One scorer per layer count serves every depth (built and warmed up once); each depth's queries
+    are cached like any measurement, so the full depth shares its entries with a plain measurement.
     """
     ordered = parse_depths(depths)
-    deepest = max((len(pairs) for pairs in pairs_by_query.values()), default=0)
+    _validated_pairs(pairs_by_query)
+    deepest = max(len(pairs) for pairs in pairs_by_query.values())
     if ordered[-1] > deepest:
         raise InputError(f"depth {ordered[-1]} is deeper than the {deepest} candidates a query has", field="depth")
-    session = _open_session(model_spec, max_length=max_length, batch_size=batch_size, cache_dir=cache_dir,
-                            device=device, log=log)
+    pricing = open_pricing(model_spec, method=method, precision=precision, layers=layers, repeats=repeats,
+                           max_length=max_length, batch_size=batch_size, cache_dir=cache_dir, device=device,
+                           log=log)
     # Warm up on a whole candidate list, whichever depth is measured first.
     warm_pairs = list(next(iter(pairs_by_query.values())))[:ordered[-1]]
     measurements = {}
     for depth in ordered:
         cut = {query_id: list(pairs)[:depth] for query_id, pairs in pairs_by_query.items()}
-        measurements[depth] = _measure(session, cut, progress=progress, label=f" depth {depth}",
-                                       warm_pairs=warm_pairs)
+        costs, resumed, computed = pricing.costs(cut, progress=progress, label=f" depth {depth}",
+                                                 warm_pairs=warm_pairs)
+        measurements[depth] = CostMeasurement(pricing, costs, resumed, computed)
     return CostCurve(measurements)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import InputError, ModelUnavailableError
-from generator.core.options import DEVICES
+from generator.core.options import DEVICES, PRECISIONS
 
 OFFLINE_MINILM_ALIAS = "minilm-offline"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".onnx")
@@ -155,6 +155,28 @@ def load_bi_encoder(identity: ModelIdentity, device: str = "cpu") -> Any:  # a S
     except Exception as error:
         raise ModelUnavailableError(f"model {identity.requested!r} did not load as a bi-encoder from "
                                     f"{identity.path}: {type(error).__name__}: {error}") from None
+
+
+def apply_precision(cross_encoder: Any, precision: str) -> Any:
+    """The cross-encoder computing at `precision`: fp32 as loaded, or int8 by PyTorch dynamic
+    quantization of its linear layers (weights int8, activations quantized per batch; the
+    embeddings, layer norms and softmax stay fp32). Returns the same CrossEncoder object."""
+    if precision == "fp32":
+        return cross_encoder
+    if precision != "int8":
+        raise InputError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}",
+                         field="precision")
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        # torch marks eager-mode quantization deprecated in favour of torchao, which is not installed.
+        warnings.simplefilter("ignore")
+        # In place: the CrossEncoder keeps the very module objects it scores with.
+        torch.ao.quantization.quantize_dynamic(cross_encoder.model.eval(), {torch.nn.Linear}, dtype=torch.qint8,
+                                               inplace=True)
+    return cross_encoder
 
 
 def load_cross_encoder(identity: ModelIdentity, max_length: int, device: str = "cpu") -> Any:  # a CrossEncoder

@@ -27,8 +27,11 @@ from generator.evaluate.irds import ensure_exported
 from generator.evaluate.data import Dataset, check_dataset_layout, hash_inputs, load_dataset
 from generator.core.metrics import ROW_METRICS, Metric, metrics_from_names
 from generator.core.metrics import timing_summary
+from generator.core.frontier import frontier_block
 from generator.evaluate.models import resolve_device, resolve_model
-from generator.core.options import RESULTS_FILE, EvaluationOptions
+from generator.core.options import DEFAULT_PRECISION, RESULTS_FILE, EvaluationOptions
+from generator.evaluate.sweep import rerank_sweep
+from generator.evaluate.training import TRAINING_FILE
 from generator.evaluate.retrieval import dense_rankings, fused_rankings, rerank_rankings, sparse_rankings
 from generator.core.rows import RowSpec, roles_from_specs
 from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, qrels_copy_entry, read_supplied_run
@@ -71,16 +74,18 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
     _check_comparisons(options.comparisons, roles.names)
     device = resolve_device(options.device)
     runs = RowRunner(dataset, query_ids, options, models, cache_dir, device, log, load_cross_encoder).run(specs)
-    rerank_spec = models.rerank_spec
-    candidates = runs.rankings[rerank_spec.over] if rerank_spec else None
-    rerank_cost = _rerank_cost(dataset, runs, models, candidates, query_ids, options, device, log)
+    rerank_costs = {spec.name: _rerank_cost(dataset, runs, models, spec, query_ids, options, device, log)
+                    for spec in models.rerank_specs}
+    first = models.rerank_specs[0] if models.rerank_specs else None
+    candidates = _scored_candidates(runs.rankings[first.over], first.depth) if first else None
 
     judgements = {q: dict(dataset.qrels.scores.get(q, {})) for q in query_ids}
+    frontier = _frontier(dataset, runs, models, query_ids, judgements, options, device, log)
     metrics = metrics_from_names(options.metrics) if options.metrics is not None else ROW_METRICS
     scored = score_rows(runs.rows, judgements, query_ids, bootstrap_resamples=options.bootstrap_resamples,
                         seed=options.seed, pairs=options.comparisons, metrics=metrics, baseline=roles.baseline,
-                        extra_pairs=[(roles.rerank, roles.rerank_over)] if roles.rerank else [])
-    rerank = runs.rerank
+                        extra_pairs=roles.rerank_pairs)
+    rerank = runs.reranks.get(first.name) if first else None
     identity = dataset.identify()
     results: dict[str, Any] = {
         "documents": len(dataset.documents),
@@ -90,7 +95,10 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
         **scored,
         **rerank_summary(candidates, rerank.rankings if rerank else None, rerank.milliseconds if rerank else None,
                          query_ids),
-        "rerank_cost": rerank_cost,
+        "rerank_cost": rerank_costs.pop(first.name) if first else not_measured_cost(None, models.reason(None)),
+        # Each further rerank row's cost under its name (the first's is rerank_cost, once).
+        **({"rerank_costs": rerank_costs} if rerank_costs else {}),
+        **({"frontier": frontier} if frontier is not None else {}),
         # A query a row found no candidate for has no line in that row's run file: plain trec_eval
         # then averages over fewer queries; `trec_eval -c` (and this tool) count it as zero.
         "queries_without_candidates": {row: [q for q in query_ids if not runs.rankings[row].get(q)]
@@ -109,26 +117,30 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
 @dataclass
 class RowModels:
     """The models of the configured rows, resolved before the long work starts so that a missing
-    model fails in seconds: each dense row's, and the reranker's (or why it does not run)."""
+    model fails in seconds: each dense row's, and each reranker's (or why it does not run)."""
     dense: dict[str, Any]
-    rerank_spec: RowSpec | None
-    rerank_identity: Any = None
-    rerank_reason: str | None = None
+    rerank_specs: tuple[RowSpec, ...]
+    rerank_identities: dict[str, Any] = field(default_factory=dict)
+    rerank_reasons: dict[str, str] = field(default_factory=dict)
+
+    def reason(self, row: str | None) -> str:
+        if row is None:
+            return "no rerank row is configured (evaluate.rows)"
+        return self.rerank_reasons.get(row, "")
 
 
 def resolve_row_models(specs: Sequence[RowSpec], options: EvaluationOptions) -> RowModels:
-    rerank_spec = next((spec for spec in specs if spec.kind == "rerank"), None)
-    models = RowModels({spec.name: resolve_model(spec.model) for spec in specs if spec.kind == "dense"}, rerank_spec)
-    if rerank_spec is None:
-        models.rerank_reason = "no rerank row is configured (evaluate.rows)"
-    elif options.skip_rerank:
-        models.rerank_reason = options.skip_rerank_reason
-    else:
+    models = RowModels({spec.name: resolve_model(spec.model) for spec in specs if spec.kind == "dense"},
+                       tuple(spec for spec in specs if spec.kind == "rerank"))
+    for spec in models.rerank_specs:
+        if options.skip_rerank or spec.skip:
+            models.rerank_reasons[spec.name] = spec.skip or options.skip_rerank_reason
+            continue
         try:
-            models.rerank_identity = resolve_model(rerank_spec.model)
+            models.rerank_identities[spec.name] = resolve_model(spec.model)
         except ModelUnavailableError as error:
-            raise ModelUnavailableError(f"{error}; or run with --skip-rerank to record the {rerank_spec.name} "
-                                        "row as not measured") from None
+            raise ModelUnavailableError(f"{error}; or run with --skip-rerank (or give the row a skip: reason) to "
+                                        f"record the {spec.name} row as not measured") from None
     return models
 
 
@@ -138,7 +150,7 @@ class RowRuns:
     rankings: dict[str, dict[str, list[tuple[str, float]]]] = field(default_factory=dict)
     rows: list[RowRun] = field(default_factory=list)
     dense_outcomes: dict[str, Any] = field(default_factory=dict)
-    rerank: Any = None
+    reranks: dict[str, Any] = field(default_factory=dict)   # row -> its RerankOutcome, for the rows that ran
     supplied: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
@@ -163,7 +175,7 @@ class RowRunner:
             if rankings is not None:
                 self.runs.rankings[spec.name] = rankings
             self.runs.rows.append(RowRun(spec.name, spec.label(self.options.depth, model_name), rankings,
-                                         self.models.rerank_reason if spec.kind == "rerank" else None))
+                                         self.models.reason(spec.name) if spec.kind == "rerank" else None))
         return self.runs
 
     def _dense(self, spec: RowSpec) -> tuple[Any, str | None]:
@@ -183,15 +195,19 @@ class RowRunner:
                               k=spec.k, alpha=spec.alpha), None
 
     def _rerank(self, spec: RowSpec) -> tuple[Any, str | None]:
-        identity = self.models.rerank_identity
+        identity = self.models.rerank_identities.get(spec.name)
         if identity is None:
             return None, None
-        self.runs.rerank = rerank_rankings(self.runs.rankings[spec.over], self.queries, _texts(self.dataset), identity,
-                                           spec.max_length, RerankCache(self.cache_dir, identity.cache_key),
-                                           progress=self.options.progress, log=self.log,
-                                           load_model=self.load_cross_encoder, device=self.device,
-                                           batch_size=self.options.rerank_batch_size)
-        return self.runs.rerank.rankings, identity.name
+        if spec.over not in self.runs.rankings:
+            self.models.rerank_reasons[spec.name] = f"the row it reorders ({spec.over}) was not measured"
+            return None, None
+        outcome = rerank_rankings(self.runs.rankings[spec.over], self.queries, _texts(self.dataset), identity,
+                                  spec.max_length, RerankCache(self.cache_dir, identity.cache_key),
+                                  progress=self.options.progress, log=self.log, load_model=self.load_cross_encoder,
+                                  device=self.device, batch_size=_batch_size(spec, self.options), depth=spec.depth,
+                                  precision=spec.precision or DEFAULT_PRECISION)
+        self.runs.reranks[spec.name] = outcome
+        return outcome.rankings, trained_label(identity, _corpus_sha256(self.dataset)) or identity.name
 
     def _run(self, spec: RowSpec) -> tuple[Any, str | None]:
         shown = display_path(spec.file)
@@ -210,18 +226,55 @@ def _texts(dataset: Dataset) -> dict[str, str]:
     return {document.doc_id: document.retrieval_text for document in dataset.documents}
 
 
-def _rerank_cost(dataset: Dataset, runs: RowRuns, models: RowModels,
-                 candidates: dict[str, list[tuple[str, float]]] | None, query_ids: Sequence[str],
+def _batch_size(spec: RowSpec, options: EvaluationOptions) -> int:
+    return spec.batch_size or options.rerank_batch_size
+
+
+def _scored_candidates(over: dict[str, list[tuple[str, float]]], depth: int | None) -> dict[str, list]:
+    """The candidates a rerank row scores: its over row's top `depth` (all without one)."""
+    return {query_id: ranking[:depth] for query_id, ranking in over.items()}
+
+
+def _rerank_cost(dataset: Dataset, runs: RowRuns, models: RowModels, spec: RowSpec, query_ids: Sequence[str],
                  options: EvaluationOptions, device: str, log: Callable[[str], None]) -> dict[str, Any]:
-    """The reranker's cost: its own times when it ran, else measured by its shape (or not measured)."""
-    spec = models.rerank_spec
-    if runs.rerank is not None:
-        return measured_rerank_cost(models.rerank_identity.name, runs.rerank.milliseconds, candidates, query_ids,
-                                    options, device, spec.max_length)
-    if spec is None:
-        return not_measured_cost(None, models.rerank_reason)
+    """A rerank row's cost: its own times when it ran, else measured by its shape (or not measured)."""
+    if spec.over not in runs.rankings:
+        return not_measured_cost(spec.model, models.reason(spec.name))
+    candidates = _scored_candidates(runs.rankings[spec.over], spec.depth)
+    if spec.name in runs.reranks:
+        return measured_rerank_cost(models.rerank_identities[spec.name].name, runs.reranks[spec.name].milliseconds,
+                                    candidates, query_ids, options, device, spec)
     queries = {q: dataset.queries[q] for q in query_ids}
     return shape_rerank_cost(candidates, spec, queries, _texts(dataset), query_ids, options, device, log)
+
+
+def _frontier(dataset: Dataset, runs: RowRuns, models: RowModels, query_ids: Sequence[str],
+              judgements: dict[str, dict[str, int]], options: EvaluationOptions, device: str,
+              log: Callable[[str], None]) -> dict[str, Any] | None:
+    """The reranker frontier (generator.core.frontier) of `evaluate.frontier`: every configuration
+    priced by its shape on the release sample's candidates of the over row, beside the ceiling of
+    its depth. Like any cost by shape it is measured on the release sample only."""
+    spec = options.frontier
+    if spec is None or options.query_set != "sample":
+        return None
+    over = spec.over or (models.rerank_specs[0].over if models.rerank_specs else None)
+    if over is None or over not in runs.rankings:
+        raise InputError(f"the frontier reranks row {over!r}, which is not a measured row here; name one in "
+                         "evaluate.frontier.over", field="evaluate.frontier.over")
+    texts = _texts(dataset)
+    pairs_by_query = {q: [(dataset.queries[q], texts[doc_id]) for doc_id, _ in runs.rankings[over][q]]
+                      for q in query_ids}
+    if not all(pairs_by_query.values()):
+        raise InputError(f"a query has no {over} candidates to price", field="evaluate.frontier.over")
+    configurations = rerank_sweep(pairs_by_query, list(spec.models), list(spec.depths), list(spec.max_lengths),
+                                  list(spec.precisions), batch_size=spec.batch_size or options.rerank_batch_size,
+                                  method=spec.method, repeats=spec.repeats, cache_dir=options.cache_dir, device=device,
+                                  progress=options.progress, log=log)
+    for configuration in configurations:
+        configuration.setdefault("per_query_pairs", {q: min(int(configuration["depth"]), len(pairs_by_query[q]))
+                                                     for q in query_ids})
+    ranked = {q: [doc_id for doc_id, _ in runs.rankings[over][q]] for q in query_ids}
+    return frontier_block(configurations, over, ranked, judgements, query_ids, metrics_from_names([spec.metric])[0])
 
 
 def _manifest(dataset: Dataset, identity: dict[str, Any], query_ids: Sequence[str], specs: Sequence[RowSpec],
@@ -244,11 +297,8 @@ def _manifest(dataset: Dataset, identity: dict[str, Any], query_ids: Sequence[st
         "negative_judgements": dataset.negative_judgements,
         "per_query_key": "per_query",
         "rows": [spec.parameters() for spec in specs],
-        "models": _models_manifest(specs, models.dense, runs.dense_outcomes, models.rerank_identity,
-                                   models.rerank_reason),
-        "caches": {**_dense_cache_manifest(runs.dense_outcomes),
-                   "rerank_resumed_queries": runs.rerank.resumed_queries if runs.rerank else [],
-                   "rerank_computed_queries": runs.rerank.computed_queries if runs.rerank else []},
+        "models": _models_manifest(specs, models, runs.dense_outcomes, _corpus_sha256(dataset)),
+        "caches": {**_dense_cache_manifest(runs.dense_outcomes), **_rerank_cache_manifest(models, runs)},
         "uncertainty": method_description(options.bootstrap_resamples, options.seed),
         "packages": package_versions(),
         "python": sys.version.split()[0],
@@ -273,20 +323,90 @@ def _check_comparisons(pairs: Sequence[tuple[str, str]] | None, names: Sequence[
                              field=f"evaluate.comparisons[{index}]")
 
 
-def _models_manifest(specs: Sequence[RowSpec], identities: dict[str, Any], dense_outcomes: dict[str, Any],
-                     rerank_identity: Any, rerank_reason: str | None) -> dict[str, Any]:
-    """The first dense row's model under `dense` and the reranker's under `rerank`, where
-    earlier results put them; any further dense row's under `dense:<row>`."""
-    models: dict[str, Any] = {}
+def _models_manifest(specs: Sequence[RowSpec], models: RowModels, dense_outcomes: dict[str, Any],
+                     corpus_sha256: str | None = None) -> dict[str, Any]:
+    """The first dense row's model under `dense` and the first reranker's under `rerank`, where
+    earlier results put them; any further one's under `dense:<row>` or `rerank:<row>`."""
+    manifest: dict[str, Any] = {}
     for spec in specs:
+        if spec.kind not in ("dense", "rerank"):
+            continue
+        key = spec.kind if spec.kind not in manifest else f"{spec.kind}:{spec.name}"
         if spec.kind == "dense":
-            key = "dense" if "dense" not in models else f"dense:{spec.name}"
-            models[key] = {**identities[spec.name].as_manifest(),
-                           "max_seq_length": dense_outcomes[spec.name].max_seq_length}
-        elif spec.kind == "rerank":
-            models["rerank"] = (rerank_identity.as_manifest() if rerank_identity
-                                else {"requested": spec.model, "not_measured_reason": rerank_reason})
-    return models
+            manifest[key] = {**models.dense[spec.name].as_manifest(),
+                             "max_seq_length": dense_outcomes[spec.name].max_seq_length}
+        else:
+            identity = models.rerank_identities.get(spec.name)
+            manifest[key] = (identity.as_manifest() if identity
+                             else {"requested": spec.model, "not_measured_reason": models.reason(spec.name)})
+            if identity is not None and (training := training_provenance(identity, corpus_sha256)) is not None:
+                manifest[key]["training"] = training
+    return manifest
+
+
+def read_training_record(identity: Any) -> dict[str, Any] | None:
+    """The training.json `readout train-reranker` wrote beside a local model's weights, or None."""
+    if identity.source != "local path":
+        return None
+    path = Path(identity.path) / TRAINING_FILE
+    try:
+        record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) and isinstance(record.get("recipe"), dict) else None
+
+
+def training_provenance(identity: Any, corpus_sha256: str | None) -> dict[str, Any] | None:
+    """What a reader needs to know of a reranker trained here: from what, on what, how, and
+    whether training.json describes these very weights and this very corpus."""
+    record = read_training_record(identity)
+    if record is None:
+        return None
+    base = record.get("base_model") if isinstance(record.get("base_model"), dict) else {}
+    corpus = record.get("corpus") if isinstance(record.get("corpus"), dict) else {}
+    recipe = record["recipe"]
+    labels = record.get("labels") if isinstance(record.get("labels"), dict) else {}
+    return {"training_json_sha256": sha256_file(Path(identity.path) / TRAINING_FILE),
+            "written_by": record.get("written_by"),
+            "base_model": {"name": base.get("name"), "weights_sha256": base.get("weights_sha256")},
+            "corpus": {"name": corpus.get("name"), "sha256": corpus.get("sha256")},
+            "statement": labels.get("statement"),
+            "queries_read": labels.get("queries_read"), "relevance_judgements_read": labels.get("relevance_judgements_read"),
+            "recipe": {key: recipe.get(key) for key in ("task", "training_pairs", "steps", "batch_size", "max_length",
+                                                        "learning_rate", "passes_over_pairs")},
+            "seed": record.get("seed"),
+            "wall_seconds": (record.get("wall_seconds") or {}).get("total")
+            if isinstance(record.get("wall_seconds"), dict) else None,
+            "describes_these_weights": record.get("weights_sha256") == identity.weights_sha256,
+            "trained_on_this_corpus": corpus_sha256 is not None and corpus.get("sha256") == corpus_sha256}
+
+
+def trained_label(identity: Any, corpus_sha256: str | None) -> str | None:
+    """A rerank row's label when its model was fine-tuned here: what it is, not only its path."""
+    training = training_provenance(identity, corpus_sha256)
+    if training is None or not training["describes_these_weights"]:
+        return None
+    corpus = training["corpus"]["name"] or "its corpus"
+    base = training["base_model"]["name"] or "an encoder"
+    return (f"{identity.name}: cross-encoder fine-tuned here from {base} on {corpus} titles and texts, "
+            "no queries or judgements")
+
+
+def _corpus_sha256(dataset: Dataset) -> str | None:
+    entry = dataset.input_hashes.get("corpus.jsonl") if isinstance(dataset.input_hashes, dict) else None
+    return entry.get("sha256") if isinstance(entry, dict) else None
+
+
+def _rerank_cache_manifest(models: RowModels, runs: RowRuns) -> dict[str, Any]:
+    """Which queries each rerank row resumed from its cache and which it scored (the first row's
+    under the names earlier results used)."""
+    entries: dict[str, Any] = {}
+    for position, spec in enumerate(models.rerank_specs or (None,)):
+        outcome = runs.reranks.get(spec.name) if spec else None
+        suffix = "" if position == 0 else f":{spec.name}"
+        entries[f"rerank_resumed_queries{suffix}"] = outcome.resumed_queries if outcome else []
+        entries[f"rerank_computed_queries{suffix}"] = outcome.computed_queries if outcome else []
+    return entries
 
 
 def _dense_cache_manifest(dense_outcomes: dict[str, Any]) -> dict[str, Any]:
@@ -300,13 +420,15 @@ def _dense_cache_manifest(dense_outcomes: dict[str, Any]) -> dict[str, Any]:
 
 def measured_rerank_cost(model: str, milliseconds: dict[str, float], candidates: dict[str, list[tuple[str, float]]],
                          query_ids: Sequence[str], options: EvaluationOptions, device: str,
-                         max_length: int) -> dict[str, Any]:
-    """The rerank row's own times, in the same form as a cost measured by shape."""
+                         spec: RowSpec) -> dict[str, Any]:
+    """A rerank row's own times, in the same form as a cost measured by shape."""
     per_query_milliseconds = {q: float(milliseconds[q]) for q in query_ids}
     per_query_pairs = {q: len(candidates[q]) for q in query_ids}
     return {"measured": True, "cost": "measured", "quality": "measured", "model": model,
-            "weights": "the model's own", "max_length": max_length,
-            "batch_size": options.rerank_batch_size, "device": device, "threads": thread_count(),
+            "weights": "the model's own", "max_length": spec.max_length,
+            "batch_size": _batch_size(spec, options), "device": device, "threads": thread_count(),
+            **({"depth": spec.depth} if spec.depth is not None else {}),
+            **({"precision": spec.precision} if spec.precision is not None else {}),
             **timing_summary(per_query_milliseconds, per_query_pairs),
             "per_query_milliseconds": per_query_milliseconds, "per_query_pairs": per_query_pairs}
 
@@ -337,7 +459,9 @@ def shape_rerank_cost(candidates: dict[str, list[tuple[str, float]]], spec: RowS
         return not_measured_cost(spec.model, f"a query has no {spec.over} candidates to score")
     try:
         measurement = measure_rerank_cost(pairs_by_query, spec.model, max_length=spec.max_length,
-                                          batch_size=options.rerank_batch_size, cache_dir=options.cache_dir,
+                                          batch_size=_batch_size(spec, options), cache_dir=options.cache_dir,
+                                          method="full" if options.rerank_cost == "shape-full" else "extrapolated",
+                                          precision=spec.precision or DEFAULT_PRECISION,
                                           device=device, progress=options.progress, log=log)
     except (InputError, ModelUnavailableError) as error:
         log(f"cost by shape: not measured: {error}")

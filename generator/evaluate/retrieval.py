@@ -19,9 +19,9 @@ import numpy as np
 from generator.evaluate.cache import EmbeddingCache, RerankCache, content_key
 from generator.evaluate.data import Document
 from generator.core.fusion import min_max_fused_ranking, reciprocal_rank_fusion
-from generator.evaluate.models import ModelIdentity, load_bi_encoder, load_cross_encoder
-from generator.core.options import (BM25_B, BM25_K1, BM25_METHOD, BM25_STOPWORDS, ENCODE_BATCH_SIZE,
-                                        RERANK_BATCH_SIZE)
+from generator.evaluate.models import ModelIdentity, apply_precision, load_bi_encoder, load_cross_encoder
+from generator.core.options import (BM25_B, BM25_K1, BM25_METHOD, BM25_STOPWORDS, DEFAULT_PRECISION,
+                                    ENCODE_BATCH_SIZE, RERANK_BATCH_SIZE)
 
 Ranking = list[tuple[str, float]]
 
@@ -164,41 +164,47 @@ class RerankOutcome:
     computed_queries: list[str] = field(default_factory=list)
 
 
-def rerank_rankings(hybrid: Mapping[str, Ranking], queries: Mapping[str, str],
+def rerank_rankings(over: Mapping[str, Ranking], queries: Mapping[str, str],
                     texts: Mapping[str, str], identity: ModelIdentity, max_length: int,
                     cache: RerankCache, *, progress: bool = True,
                     log: Callable[[str], None] = print,
                     load_model: Callable | None = None, device: str = "cpu",
-                    batch_size: int = RERANK_BATCH_SIZE) -> RerankOutcome:
-    """Score exactly the hybrid candidates of each query with a cross-encoder and reorder them.
+                    batch_size: int = RERANK_BATCH_SIZE, depth: int | None = None,
+                    precision: str = DEFAULT_PRECISION) -> RerankOutcome:
+    """Score the top `depth` candidates of the `over` row (all of them without a depth) with a
+    cross-encoder and reorder them; the candidates below the depth keep their order under them.
 
-    All pairs of one query go to the model in one `predict` call, `batch_size` pairs per forward
-    pass (the batching `readout cost` times a shape with); the model is warmed up on the first
-    pending query before any timing. Each finished query is cached at once (scores and its own
-    measured milliseconds), so an interrupted run resumes without recomputing it; a cached entry
-    that does not verify is reported in one line and its query scored again, never used.
+    All scored pairs of one query go to the model in one `predict` call, `batch_size` pairs per
+    forward pass (the batching `readout cost` times a shape with); the model is warmed up on the
+    first pending query before any timing. Each finished query is cached at once (scores and its
+    own measured milliseconds), so an interrupted run resumes without recomputing it; a cached
+    entry that does not verify is reported in one line and its query scored again, never used.
     """
     from tqdm import tqdm
 
+    def scored(query_id: str) -> list[str]:
+        return [doc_id for doc_id, _ in over[query_id][:depth]]
+
     def cache_key(query_id: str) -> str:
-        candidates = [doc_id for doc_id, _ in hybrid[query_id]]
-        # v3: entries carry their key and checksum; v2 entries cannot be verified.
+        candidates = scored(query_id)
+        # v3: entries carry their key and checksum; v2 entries cannot be verified. fp32 keys are
+        # those of the rows before precision existed, so their cached entries still serve.
         return content_key("rerank-v3", identity.name, identity.weights_sha256, max_length, batch_size, device,
-                           query_id,
+                           *(() if precision == DEFAULT_PRECISION else (precision,)), query_id,
                            queries[query_id], candidates, [texts[d] for d in candidates])
 
     outcome = RerankOutcome(rankings={}, milliseconds={})
-    cached_entries = _cached_rerank_entries(hybrid, cache, cache_key, log)
-    pending = [query_id for query_id in hybrid if query_id not in cached_entries]
+    cached_entries = _cached_rerank_entries(over, scored, cache, cache_key, log)
+    pending = [query_id for query_id in over if query_id not in cached_entries]
     model = None
     if pending:
-        model = (load_model or load_cross_encoder)(identity, max_length, device)
-        warm_pairs = [(queries[pending[0]], texts[d]) for d, _ in hybrid[pending[0]]]
-        model.predict(warm_pairs, batch_size=batch_size, show_progress_bar=False)
+        model = apply_precision((load_model or load_cross_encoder)(identity, max_length, device), precision)
+        model.predict(candidate_pairs(queries[pending[0]], scored(pending[0]), texts), batch_size=batch_size,
+                      show_progress_bar=False)
 
     bar = tqdm(total=len(pending), desc="rerank", unit="query", disable=not progress or not pending)
-    for query_id in hybrid:
-        candidates = [doc_id for doc_id, _ in hybrid[query_id]]
+    for query_id in over:
+        candidates = scored(query_id)
         if query_id in cached_entries:
             entry = cached_entries[query_id]
             outcome.resumed_queries.append(query_id)
@@ -207,32 +213,47 @@ def rerank_rankings(hybrid: Mapping[str, Ranking], queries: Mapping[str, str],
             cache.store(cache_key(query_id), entry)
             outcome.computed_queries.append(query_id)
             bar.update(1)
-        order = sorted(range(len(candidates)), key=lambda i: (-entry["scores"][i], i))
-        outcome.rankings[query_id] = [(candidates[i], float(entry["scores"][i])) for i in order]
+        outcome.rankings[query_id] = reordered(candidates, entry["scores"], over[query_id][len(candidates):])
         outcome.milliseconds[query_id] = float(entry["milliseconds"])
     bar.close()
     return outcome
 
 
-def _cached_rerank_entries(hybrid: Mapping[str, Ranking], cache: RerankCache, cache_key: Callable[[str], str],
-                           log: Callable[[str], None]) -> dict[str, dict]:
+def candidate_pairs(query: str, candidates: Sequence[str], texts: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The (query, document text) pairs a cross-encoder scores, in candidate order."""
+    return [(query, texts[doc_id]) for doc_id in candidates]
+
+
+def reordered(candidates: Sequence[str], scores: Sequence[float], tail: Ranking = ()) -> Ranking:
+    """The scored candidates best first (ties keep candidate order), then the unscored `tail` in
+    its own order, each below every scored candidate (run files keep this order: format_run)."""
+    if len(scores) != len(candidates):
+        # A model that returned fewer scores than pairs (a dropped batch) must not shift the rest.
+        raise ValueError(f"{len(scores)} scores for {len(candidates)} candidates")
+    order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
+    head = [(candidates[i], float(scores[i])) for i in order]
+    floor = min((score for _, score in head), default=0.0)
+    return head + [(doc_id, floor - position) for position, (doc_id, _) in enumerate(tail, start=1)]
+
+
+def _cached_rerank_entries(over: Mapping[str, Ranking], scored: Callable[[str], list[str]], cache: RerankCache,
+                           cache_key: Callable[[str], str], log: Callable[[str], None]) -> dict[str, dict]:
     """The queries whose scores the cache holds and verifies (a bad entry is reported, not used)."""
     cached_entries: dict[str, dict] = {}
-    for query_id in hybrid:
-        entry = cache.load(cache_key(query_id), query_id=query_id,
-                           candidates=[doc_id for doc_id, _ in hybrid[query_id]], warn=log)
+    for query_id in over:
+        entry = cache.load(cache_key(query_id), query_id=query_id, candidates=scored(query_id), warn=log)
         if entry is not None:
             cached_entries[query_id] = entry
     if cached_entries:
-        log(f"rerank: {len(cached_entries)} of {len(hybrid)} queries found in the rerank cache "
-            f"(resumed, not recomputed); {len(hybrid) - len(cached_entries)} to score")
+        log(f"rerank: {len(cached_entries)} of {len(over)} queries found in the rerank cache "
+            f"(resumed, not recomputed); {len(over) - len(cached_entries)} to score")
     return cached_entries
 
 
 def _score_query(model, query_id: str, query: str, candidates: Sequence[str], texts: Mapping[str, str],
                  batch_size: int) -> dict:
     """One query's pairs in one `predict` call, timed; the cache entry it makes."""
-    pairs = [(query, texts[doc_id]) for doc_id in candidates]
+    pairs = candidate_pairs(query, candidates, texts)
     started = time.perf_counter()
     raw = model.predict(pairs, batch_size=batch_size, show_progress_bar=False)
     elapsed_ms = (time.perf_counter() - started) * 1000.0

@@ -13,6 +13,8 @@ transformers are imported inside the functions that need them, so importing this
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -220,6 +222,17 @@ def resolve_shape(model: str) -> ResolvedShape:
                          config_path=str(config_path.resolve()) if config_path is not None else None,
                          config_sha256=config_sha256(config), architecture=architecture, parameters=parameters,
                          tokenizer_dir=tokenizer_dir, minilm_vocabulary=minilm_vocabulary)
+
+
+def with_layers(shape: ResolvedShape, layers: int) -> ResolvedShape:
+    """The shape cut to its first `layers` encoder layers, embeddings and head unchanged. Every layer
+    of an encoder has the same shape, so at fixed inputs its cost is linear in the layer count and a
+    shallow cut prices the deep model (generator.evaluate.cost extrapolates)."""
+    config = copy.deepcopy(shape.config)
+    config.num_hidden_layers = layers
+    architecture, parameters = count_parameters(config)
+    return dataclasses.replace(shape, config=config, config_sha256=config_sha256(config),
+                               architecture=architecture, parameters=parameters)
 
 
 def shape_summary(shape: ResolvedShape) -> dict[str, Any]:

@@ -348,3 +348,90 @@ def deltas(rows: list[dict], chart: DeltasChart, name_key: str, column_labels: d
         parts = [labels.whiskers_ci95] + ([door.data(method)] if method else [])
         note = f'<p class="figure-note">{door.join(parts, ", ")}</p>'
     return Markup(svg + _legend(chart_id, metrics, column_labels, door) + note)
+
+
+# --- the reranker frontier -------------------------------------------------------------------
+
+FRONTIER_HEIGHT = 260.0
+FRONTIER_TOP, FRONTIER_BOTTOM = 24.0, 200.0
+
+
+def _frontier_points(results: dict) -> tuple[list[dict], list[tuple[str, float, float]], str]:
+    """The priced configurations, the measured rerank rows as (row, p95, own mean of the
+    frontier's metric), and the metric."""
+    frontier = results.get("frontier") if isinstance(results.get("frontier"), dict) else {}
+    metric = str(frontier.get("metric", "nDCG@5"))
+    configurations = [entry for entry in frontier.get("configurations", [])
+                      if isinstance(entry, dict) and as_number(entry.get("p95_milliseconds")) is not None
+                      and as_number(entry.get("ceiling")) is not None]
+    measured = []
+    costs = [(None, results.get("rerank_cost"))]
+    if isinstance(results.get("rerank_costs"), dict):
+        costs += sorted(results["rerank_costs"].items())
+    first = next((entry.get("name") for entry in lookup(results, "manifest.rows") or []
+                  if isinstance(entry, dict) and entry.get("kind") == "rerank"), "hybrid+rerank") \
+        if isinstance(lookup(results, "manifest.rows"), list) else "hybrid+rerank"
+    for row, cost in costs:
+        row = row or first
+        if not isinstance(cost, dict) or cost.get("cost") != "measured":
+            continue
+        own = next((entry.get(metric) for entry in results.get("table", []) or []
+                    if isinstance(entry, dict) and entry.get("search") == row), None)
+        if as_number(own) is not None and as_number(cost.get("p95_milliseconds")) is not None:
+            measured.append((row, float(cost["p95_milliseconds"]), float(own)))
+    return configurations, measured, metric
+
+
+def frontier(results: dict, door: Door, labels: Labels, budget: float | None,
+             chart_id: str = "chart-frontier") -> Markup:
+    """Every priced configuration as a point, its p95 time per query on a logarithmic axis and
+    the ceiling of its depth's candidates upward; the measured rerank rows as squares at their
+    own score (a measured quality, not a ceiling); the budget as a dashed line."""
+    configurations, measured, metric = _frontier_points(results)
+    times = [float(entry["p95_milliseconds"]) for entry in configurations] + [p for _, p, _ in measured]
+    times += [budget] if budget else []
+    times = [t for t in times if t > 0]
+    if not times:
+        return Markup("")
+    low_exp = math.floor(math.log10(min(times)))
+    high_exp = max(math.ceil(math.log10(max(times))), low_exp + 1)
+
+    def x_of(value: float) -> float:
+        return _x(math.log10(max(value, 10.0 ** low_exp)), low_exp, high_exp)
+
+    def y_of(value: float) -> float:
+        return FRONTIER_BOTTOM - max(0.0, min(1.0, value)) * (FRONTIER_BOTTOM - FRONTIER_TOP)
+
+    body: list[str] = []
+    ticks = [10.0 ** e for e in range(low_exp, high_exp + 1)]
+    body += _gridlines(FRONTIER_TOP, FRONTIER_BOTTOM, ticks, x_of)
+    for value in (0.0, 0.25, 0.5, 0.75, 1.0):
+        y = y_of(value)
+        body.append(f'<line x1="{_pct(PLOT_START)}" x2="{_pct(PLOT_END)}" y1="{_px(y)}" y2="{_px(y)}" class="grid"/>')
+        body.append(_text(PLOT_START, y + 4, door.data(format_number(value, ".2f")), anchor="end", cls="tick", dx=-4))
+    body.append(_text(PLOT_START, FRONTIER_TOP - 8, door.join([labels.axis_ceiling, door.data(metric)], " "),
+                      anchor="end", cls="note", dx=-4))
+    for entry in configurations:
+        x, y = x_of(float(entry["p95_milliseconds"])), y_of(float(entry["ceiling"]))
+        hover = door.data(f"{entry.get('model')} top {entry.get('depth')}, {entry.get('max_length')} tokens, "
+                          f"{entry.get('precision')}: p95 {format_number(entry['p95_milliseconds'], ',.0f')} ms, "
+                          f"ceiling {format_number(entry['ceiling'], '.3f')}")
+        body.append(f'<circle cx="{_pct(x)}" cy="{_px(y)}" r="4" class="by-shape"><title>{hover}</title></circle>')
+    for row, p95_ms, own in measured:
+        x, y = x_of(p95_ms), y_of(own)
+        hover = door.data(f"{row}: p95 {format_number(p95_ms, ',.0f')} ms, {metric} {format_number(own, '.3f')}")
+        body.append(f'<rect x="{_pct(x)}" y="{_px(y - 5)}" width="10" height="10" class="measured">'
+                    f'<title>{hover}</title></rect>')
+    if budget:
+        x = x_of(budget)
+        body.append(f'<line x1="{_pct(x)}" x2="{_pct(x)}" y1="{_px(FRONTIER_TOP - 6)}" y2="{_px(FRONTIER_BOTTOM)}" '
+                    f'class="budget"/>')
+        body.append(_text(x, FRONTIER_TOP - 10, door.join([labels.budget_line, door.data(format_number(budget, ",.0f"))]),
+                          anchor="middle", cls="budget"))
+    tick_text = [(t, format_number(t, ",.0f") if t >= 1 else format_number(t, "g")) for t in ticks]
+    body += _axis(FRONTIER_BOTTOM, tick_text, 0, 1, labels.axis_time_log, door, scale=x_of)
+    legend = (f'<p class="legend"><span class="key"><svg width="14" height="14" aria-hidden="true">'
+              f'<circle cx="7" cy="7" r="4" class="by-shape"/></svg>{labels.frontier_by_shape}</span>'
+              f'<span class="key"><svg width="14" height="14" aria-hidden="true"><rect x="2" y="2" width="10" '
+              f'height="10" class="measured"/></svg>{labels.frontier_measured_row}</span></p>')
+    return Markup(_svg(chart_id, labels.chart_frontier, labels.chart_frontier_desc, FRONTIER_HEIGHT, body) + legend)

@@ -37,7 +37,8 @@ from generator.render.labels import LABELS_NAME, Labels, load_labels
 from generator.render.orphans import Orphan, scan
 from generator.render.stamps import STAMP_NAME, Rendered, stale_outputs, stamp_text, template_hashes
 from generator.render.views import (SectionView, anchor, claim_views, claims_by_kind, decisions_view, order_view,
-                                    per_query_view, provenance_view, rerank_cost_view, table_view)
+                                    frontier_view, per_query_view, provenance_view, rerank_cost_view,
+                                    table_view)
 from generator.results import RESULTS_NAME, Results, lookup, read_results
 
 
@@ -135,6 +136,8 @@ def _context(project: Project, report: CheckReport, spec: OutputSpec, shared: _S
         "decisions": decisions_view(report, door, labels),
         "order": order_view(report, door, labels),
         "rerank_cost": rerank_cost_view(results.data, door, labels, _budget(report)),
+        "frontier": frontier_view(results.data, door, labels, _budget(report)),
+        "frontier_chart": charts.frontier(results.data, door, labels, _budget(report)) if spec.is_html else "",
         "stamp_name": STAMP_NAME,
         "stamp": stamp_text(stamp),
     }
@@ -167,6 +170,8 @@ def _budget(report: CheckReport) -> float | None:
         for name, entry in row.read.items():
             if str(entry.get("path", "")).startswith("budget.") and entry.get("measured"):
                 return float(entry["value"])
+            if str(entry.get("path", "")).startswith("frontier.") and isinstance(entry.get("budget"), (int, float)):
+                return float(entry["budget"])
     return None
 
 

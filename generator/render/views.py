@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from generator.claims.report import CheckReport, ClaimResult
+from generator.core.options import SHAPE_COST
 from generator.errors import InputError
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.wording import data_text_problem
@@ -258,7 +259,7 @@ def decisions_view(report: CheckReport, door: Door, labels: Labels) -> list[dict
                 shown = door.data(_short_number(entry.get("value")))
                 if entry.get("from") == "design":
                     shown = door.join([shown, labels.value_from_design])
-                elif entry.get("how") == "measured by shape":
+                elif str(entry.get("how")).startswith("measured by shape"):
                     shown = door.join([shown, labels.status_measured_by_shape], ", ")
             values.append(door.join([door.code(name), door.data("="), shown]))
         rows.append({"decision": door.data(row.trigger.decision), "title": door.data(row.trigger.title),
@@ -331,37 +332,84 @@ def _cites_post_hoc(result: ClaimResult, report: CheckReport) -> bool:
                for source in result.claim.decision_sources)
 
 
-def rerank_cost_view(results: dict, door: Door, labels: Labels, budget: float | None) -> dict | None:
-    """The reranker's cost with how it was measured, impossible to miss: measured, measured by
-    shape (its architecture with random weights), or not measured; and its quality's status."""
-    cost = results.get("rerank_cost")
+def _status_label(status: str, labels: Labels, door: Door, where: str) -> Any:
+    """How a cost or a quality was measured, in the label registry's words; an extrapolated
+    figure says from how many of the model's layers ("2 of 24") as data."""
+    if status in _STATUS_LABELS:
+        return labels[_STATUS_LABELS[status]]
+    extrapolated = re.fullmatch(re.escape(SHAPE_COST) + r", extrapolated from (\d+(?: and \d+)?) of (\d+) layers",
+                                status)
+    if extrapolated is None:
+        raise InputError(f"unknown status {status[:60]!r}", path=RESULTS_NAME, field=where)
+    return door.join([labels.status_extrapolated, door.data(f"({extrapolated.group(1)} of "
+                                                            f"{extrapolated.group(2)})")], " ")
+
+
+def rerank_cost_view(results: dict, door: Door, labels: Labels, budget: float | None) -> list[dict]:
+    """Each reranker's cost with how it was measured, impossible to miss: measured, measured by
+    shape (its architecture with random weights, every layer or extrapolated from a few), or not
+    measured; and its quality's status. The first rerank row's (`rerank_cost`) first, then each
+    further row's (`rerank_costs.ROW`)."""
+    blocks = [("rerank_cost", None, results.get("rerank_cost"))]
+    further = results.get("rerank_costs")
+    if isinstance(further, dict):
+        blocks += [(f"rerank_costs.{row}", row, cost) for row, cost in sorted(further.items())]
+    return [view for where, row, cost in blocks if (view := _cost_view(where, row, cost, door, labels, budget))]
+
+
+def _cost_view(where: str, row: str | None, cost: Any, door: Door, labels: Labels,
+               budget: float | None) -> dict | None:
     if not isinstance(cost, dict):
         return None
     status = str(cost.get("cost"))
     quality = str(cost.get("quality"))
-    if status not in _STATUS_LABELS or quality not in _STATUS_LABELS:
-        raise InputError(f"unknown status cost {status[:40]!r}, quality {quality[:40]!r}", path=RESULTS_NAME,
-                         field="rerank_cost")
-    rows = [(labels.cost_model, door.code(_table_word(cost.get("model", "?"), "rerank_cost.model"))),
-            (labels.cost_status, labels[_STATUS_LABELS[status]]),
-            (labels.quality_status, labels[_STATUS_LABELS[quality]])]
+    rows = [(labels.cost_model, door.code(_table_word(cost.get("model", "?"), f"{where}.model"))),
+            (labels.cost_status, _status_label(status, labels, door, where)),
+            (labels.quality_status, _status_label(quality, labels, door, where))]
+    if row is not None:
+        rows.insert(0, (labels.cost_row, door.code(_table_word(row, where))))
     if cost.get("measured") is not False:
         for label, key, spec in (("cost_p50", "p50_milliseconds", ",.0f"), ("cost_p95", "p95_milliseconds", ",.0f"),
                                  ("cost_pairs", "pairs", ","), ("cost_pairs_per_second", "pairs_per_second", ".2f")):
             if isinstance(cost.get(key), (int, float)):
                 rows.append((labels[label], door.data(format_number(cost[key], spec))))
-        setting = ", ".join(f"{key} {cost[key]}" for key in ("max_length", "batch_size", "dtype", "device", "threads")
-                            if key in cost)
+        setting = ", ".join(f"{key} {cost[key]}" for key in ("depth", "max_length", "batch_size", "dtype", "precision",
+                                                             "device", "threads") if key in cost)
         rows.append((labels.cost_setting, door.code(setting)))
         tokenizer = cost.get("tokenizer")
         if isinstance(tokenizer, dict) and tokenizer.get("name"):
             rows.append((labels.cost_tokenizer, door.code(str(tokenizer["name"]))))
     elif cost.get("not_measured_reason"):
         rows.append((labels.not_measured_reason,
-                     door.data(_table_word(cost["not_measured_reason"], "rerank_cost.not_measured_reason"))))
+                     door.data(_table_word(cost["not_measured_reason"], f"{where}.not_measured_reason"))))
     if budget is not None:
         rows.append((labels.cost_budget, door.data(format_number(budget, ",.0f"))))
-    return {"status": status.replace(" ", "-"), "quality": quality.replace(" ", "-"), "rows": rows}
+    short = status.split(",")[0]
+    return {"status": short.replace(" ", "-"), "quality": quality.replace(" ", "-"), "rows": rows,
+            "caption": door.join([labels.reranker_cost, door.code(row)], ": ") if row else labels.reranker_cost}
+
+
+def frontier_view(results: dict, door: Door, labels: Labels, budget: float | None) -> dict | None:
+    """The reranker frontier as a table, cheapest p95 first: each configuration's setting, its p95
+    priced by shape, whether it fits the budget, and the ceiling and headroom of its depth."""
+    frontier = results.get("frontier")
+    if not isinstance(frontier, dict) or not isinstance(frontier.get("configurations"), list):
+        return None
+    rows = []
+    for entry in frontier["configurations"]:
+        p95 = entry.get("p95_milliseconds")
+        fits = None if budget is None or not isinstance(p95, (int, float)) else p95 <= budget
+        rows.append({"model": door.code(_table_word(str(entry.get("model")), "frontier.model")),
+                     "depth": door.data(str(entry.get("depth"))), "max_length": door.data(str(entry.get("max_length"))),
+                     "precision": door.code(str(entry.get("precision"))),
+                     "p95": door.data(format_number(p95, ",.0f" if p95 >= 100 else ".1f")),
+                     "fits": labels.fits_budget if fits else labels.over_budget if fits is False else labels.no_budget,
+                     "fits_class": "fits" if fits else "over" if fits is False else "",
+                     "ceiling": door.data(format_number(entry.get("ceiling"), ".3f")),
+                     "headroom": door.data(format_number(entry.get("headroom"), "+.3f")),
+                     "how": _status_label(str(entry.get("cost")), labels, door, "frontier.cost")})
+    return {"rows": rows, "metric": door.data(str(frontier.get("metric"))), "over": door.code(str(frontier.get("over"))),
+            "over_mean": door.data(format_number(frontier.get("over_mean"), ".3f"))}
 
 
 def per_query_view(results: dict, door: Door, baseline: str = "dense") -> dict | None:

@@ -275,3 +275,132 @@ def test_readout_cost_refuses_a_bad_depth(tiny_bert, small_dataset, tmp_path, ca
     project = _cost_project(tmp_path / "project", small_dataset)
     assert main(["cost", str(tiny_bert), str(project), "--depth", "10,x"]) == 2
     assert capsys.readouterr().err.startswith("Error: --depth: ")
+
+
+# --- extrapolation by layers and precision (issue 21) ---------------------------------------------
+
+# Big enough that a layer takes milliseconds, so timer and scheduler noise stay small against it.
+TIMED = {"hidden_size": 128, "num_hidden_layers": 6, "num_attention_heads": 4, "intermediate_size": 512,
+         "vocab_size": 30522}
+WORDS = "insulin receptor kinase signal pathway tumor immune therapy mouse trial gene mutation risk".split()
+LONG_PAIRS = {f"q{q}": [(" ".join(WORDS[q:q + 3]), " ".join(WORDS[(q + i + k) % len(WORDS)] for k in range(170)))
+                        for i in range(8)] for q in range(2)}
+
+
+@pytest.fixture
+def one_thread():
+    """One torch thread: on a busy two-core machine, two threads wait on each other whenever the
+    other is descheduled, and that noise, not the model, would decide the comparison."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_the_extrapolated_cost_matches_the_full_measurement_within_ten_per_cent(tmp_path, one_thread):
+    from generator.evaluate.cost import _query_cost, open_pricing
+
+    model = str(_write_config(tmp_path / "timed-bert", model_type="bert", max_position_embeddings=512, **TIMED))
+    settings = dict(max_length=256, batch_size=4, repeats=3, cache_dir=tmp_path / "cache", device="cpu",
+                    log=lambda _: None)
+    pricings = {method: open_pricing(model, method=method, **settings) for method in ("full", "extrapolated")}
+    warm = LONG_PAIRS["q0"]
+    ratios = []
+    for _ in range(7):   # the two methods query by query, so a busy spell of the machine hits both alike
+        totals = dict.fromkeys(pricings, 0.0)
+        for query_id, pairs in LONG_PAIRS.items():
+            for method, pricing in pricings.items():
+                entries = pricing._time_query(query_id, pairs, warm)
+                totals[method] += _query_cost(query_id, entries, pricing.full_layers).milliseconds
+        ratios.append(totals["extrapolated"] / totals["full"])
+    assert abs(float(np.median(ratios)) - 1.0) <= 0.10, ratios
+    figures = {method: _measure(model, tmp_path, pairs=LONG_PAIRS, max_length=256, batch_size=4, method=method,
+                                repeats=3).as_dict() for method in ("full", "extrapolated")}
+    extrapolated = figures["extrapolated"]
+    assert extrapolated["cost"] == "measured by shape, extrapolated from 2 of 6 layers"
+    assert (extrapolated["method"], extrapolated["layers_timed"], extrapolated["repeats"]) == (
+        "extrapolated", [0, 2], 3)
+    for query_id, fit in extrapolated["per_query_fit"].items():   # the figure is the fitted line at 6 layers
+        assert fit["intercept_milliseconds"] + 6 * fit["per_layer_milliseconds"] == pytest.approx(
+            extrapolated["per_query_milliseconds"][query_id])
+        assert set(fit["layer_milliseconds"]) == {"0", "2"}
+    assert extrapolated["tokens_per_pair"] == figures["full"]["tokens_per_pair"]
+    assert figures["full"]["cost"] == "measured by shape" and "per_query_fit" not in figures["full"]
+
+
+def test_int8_scores_differ_but_pairs_and_token_counts_do_not(tiny_bert, tmp_path):
+    import torch
+
+    shape = resolve_shape(str(tiny_bert))
+    tokenizer = choose_tokenizer(shape)
+    pairs = PAIRS["q1"] + PAIRS["q2"]
+    fp32 = build_scorer(shape, tokenizer, max_length=64, device="cpu")
+    int8 = build_scorer(shape, tokenizer, max_length=64, device="cpu", precision="int8")
+    assert any(isinstance(module, torch.ao.nn.quantized.dynamic.Linear) for module in int8.model.modules())
+    scores = [scorer.predict(pairs, batch_size=2, show_progress_bar=False) for scorer in (fp32, int8)]
+    assert not np.array_equal(*scores)
+    figures = {precision: _measure(str(tiny_bert), tmp_path, precision=precision).as_dict()
+               for precision in ("fp32", "int8")}
+    assert figures["int8"]["per_query_pairs"] == figures["fp32"]["per_query_pairs"]
+    assert figures["int8"]["tokens_per_pair"] == figures["fp32"]["tokens_per_pair"]
+    assert (figures["int8"]["precision"], figures["fp32"]["precision"]) == ("int8", "fp32")
+    assert figures["int8"]["dtype"].startswith("int8") and figures["fp32"]["dtype"] == "float32"
+
+
+def test_the_cache_key_holds_the_method_the_precision_and_the_layer_counts(tiny_bert, tmp_path):
+    tiny = str(_write_config(tmp_path / "four-layers", model_type="bert", max_position_embeddings=512,
+                             **{**TINY, "num_hidden_layers": 4}))
+    settings = [dict(method="full"), dict(method="full", precision="int8"), dict(method="extrapolated"),
+                dict(method="extrapolated", layers=(0, 1)), dict(method="extrapolated", precision="int8"),
+                dict(method="full", repeats=2)]
+    keys = [_measure(tiny, tmp_path, **each).as_dict()["cache_keys"] for each in settings]
+    assert [sorted(each) for each in keys[:4]] == [["4"], ["4"], ["0", "2"], ["0", "1"]]
+    # Every (method, precision, layer count, repeats) has its own key; the 0-layer timing is the same
+    # computation whichever deeper count it is fitted with, so those two share theirs.
+    every = {key for each in keys for key in each.values()}
+    assert len(every) == 1 + 1 + 2 + 1 + 2 + 1
+    assert keys[2]["0"] == keys[3]["0"] and keys[2]["2"] != keys[3]["1"]
+    again = _measure(tiny, tmp_path, method="extrapolated").as_dict()
+    assert (again["cache_keys"], again["resumed_queries"], again["computed_queries"]) == (keys[2], 3, 0)
+
+
+def test_a_lost_layer_entry_times_that_query_again_at_every_layer_count(tiny_bert, tmp_path):
+    first = _measure(str(tiny_bert), tmp_path, method="extrapolated", layers=(0, 1))
+    first.pricing.sessions[1].entry_path("q2", PAIRS["q2"]).unlink()
+    again = _measure(str(tiny_bert), tmp_path, method="extrapolated", layers=(0, 1))
+    assert (again.resumed, again.computed) == (["q1", "q3"], ["q2"])
+    assert again.as_dict()["per_query_milliseconds"]["q1"] == first.as_dict()["per_query_milliseconds"]["q1"]
+
+
+@pytest.mark.parametrize("settings, field", [
+    (dict(precision="fp16"), "precision"), (dict(method="guess"), "method"),
+    (dict(method="extrapolated", layers=(1,)), "layers"), (dict(method="extrapolated", layers=(0, 9)), "layers"),
+    (dict(method="extrapolated", layers=(-1, 1)), "layers"), (dict(repeats=0), "repeats"),
+    (dict(max_length=0), "max_length")])
+def test_bad_cost_settings_are_input_errors_naming_the_field(tiny_bert, tmp_path, settings, field):
+    with pytest.raises(InputError) as raised:
+        _measure(str(tiny_bert), tmp_path, **settings)
+    assert raised.value.field == field
+    with pytest.raises(InputError) as raised:
+        _measure(str(tiny_bert), tmp_path, pairs={})
+    assert raised.value.field == "pairs"
+
+
+def test_readout_cost_sweeps_several_models_and_precisions(tiny_bert, tiny_xlmr, small_dataset, tmp_path, capsys):
+    project = _cost_project(tmp_path / "project", small_dataset)
+    common = ["--cache-dir", str(tmp_path / "cache"), "--max-length", "32", "--precision", "fp32,int8"]
+    assert main(["cost", str(tiny_bert), str(tiny_xlmr), str(project), *common, "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(Path(row["model"]).name, row["precision"], row["depth"], row["queries"]) for row in rows] == [
+        ("tiny-bert", "fp32", 5, 6), ("tiny-bert", "int8", 5, 6), ("tiny-xlmr", "fp32", 5, 6),
+        ("tiny-xlmr", "int8", 5, 6)]
+    assert {row["cost"] for row in rows} == {"measured by shape, extrapolated from 2 of 2 layers"}
+    assert main(["cost", str(tiny_bert), str(project), *common, "--depth", "2,5"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0] == "cost: measured by shape, extrapolated from 2 of 2 layers"
+    assert [line.split()[1:4] for line in table[-4:]] == [["2", "32", "fp32"], ["2", "32", "int8"],
+                                                         ["5", "32", "fp32"], ["5", "32", "int8"]]
+    assert main(["cost", str(tiny_bert), str(project), "--precision", "fp16"]) == 2
+    assert capsys.readouterr().err.startswith("Error: --precision: ")

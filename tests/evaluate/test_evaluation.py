@@ -172,14 +172,16 @@ def _verified(options, evaluation):
     return json.loads(path.read_text()), files._problem(files._other(path.name))
 
 
-def test_a_skipped_rerank_row_gets_its_cost_measured_by_shape_and_no_quality(small_dataset, tmp_path):
+@pytest.mark.parametrize("how, label", [("shape", "measured by shape, extrapolated from 2 of 2 layers"),
+                                        ("shape-full", "measured by shape")])
+def test_a_skipped_rerank_row_gets_its_cost_measured_by_shape_and_no_quality(small_dataset, tmp_path, how, label):
     shape = _tiny_shape(tmp_path)
-    options = _options(small_dataset, tmp_path, skip_rerank=True, rerank_model=str(shape), rerank_cost="shape",
+    options = _options(small_dataset, tmp_path, skip_rerank=True, rerank_model=str(shape), rerank_cost=how,
                        rerank_max_length=64, rerank_batch_size=4, device="cpu")
     results, problem = _verified(options, evaluate(options, log=lambda _: None))
     assert problem is None, problem
     cost = results["rerank_cost"]
-    assert (cost["measured"], cost["cost"], cost["quality"]) == (True, "measured by shape", "not measured")
+    assert (cost["measured"], cost["cost"], cost["quality"]) == (True, label, "not measured")
     query_ids = results["manifest"]["query_ids"]
     run = (options.runs_dir / "hybrid.trec").read_text().splitlines()
     # Exactly the hybrid candidates of every query, in query order.
