@@ -8,7 +8,9 @@ placeholders):
   reranker's own `rerank_cost` and times, a further rerank row's `rerank_costs.ROW...`) is shown only in a sentence that names that row, by its
   name or a common alias (ROW_ALIASES): hybrid's change cannot be presented as the reranker's
   lift. A change (`..._vs_dense`, `comparisons.ROW_vs_BASELINE`) also names its baseline: a lift
-  over dense cannot pass for a lift over hybrid.
+  over dense cannot pass for a lift over hybrid. Once a sentence names a row that has no alias
+  (a second reranker, `hybrid+rerank-int8`), a word such as "reranker" no longer names the first
+  one: its values need its own name.
 - **Queries.** A value of one query (`per_query.hybrid.13.nDCG@5`, `rerank_milliseconds.13`) is
   shown only in a sentence that names the query id: one query's value cannot pass for the mean.
   The id written in the text is then accounted for (it is not a hand-typed number).
@@ -145,8 +147,15 @@ def query_spans(text: str, query: str) -> list[tuple[int, int]]:
             for match in re.finditer(r"(?<![\w.-])" + re.escape(query) + r"(?![\w-]|\.\d)", text)]
 
 
+def _only_by_alias(text: str, row: str) -> bool:
+    """The sentence names `row` only through an alias ("reranker"), never by its own name."""
+    own = re.compile(r"(?<![\w+-])" + re.escape(row.lower()) + r"(?![\w+]|-(?=\w))")
+    return mentions_row(text, row) and own.search(text.lower()) is None
+
+
 def attribution_reasons(shown: Iterable[ShownValue], visible_text: str, queries_placeholders: Mapping[str, str],
-                        query_set_files: set[str], primary: str = RESULTS_NAME) -> list[str]:
+                        query_set_files: set[str], primary: str = RESULTS_NAME,
+                        rows: Iterable[str] = ()) -> list[str]:
     """Every broken attribution rule (see the module docstring), one reason each.
 
     `queries_placeholders` maps a results file to the placeholder the claim shows its `queries`
@@ -156,12 +165,21 @@ def attribution_reasons(shown: Iterable[ShownValue], visible_text: str, queries_
     """
     reasons = []
     shown = list(shown)
+    # Rows without aliases of their own (a configured second reranker, "hybrid+rerank-int8"): once
+    # the sentence names one, a generic word such as "reranker" no longer says which row it means.
+    rows_of_shown = {row for value in shown for row in rows_of(value.steps)}
+    named_plainly = sorted(row for row in set(rows) - rows_of_shown - set(ROW_ALIASES)
+                           if mentions_row(visible_text, row))
     for value in shown:
         row = row_of(value.steps)
         if row is not None and not mentions_row(visible_text, row):
             aliases = " or ".join(repr(alias) for alias in ROW_ALIASES.get(row, (row,))[:3])
             reasons.append(f"{{{value.name}}} is a value of row {row}, but the sentence does not name that row "
                            f"(say {aliases}): a figure is only as true as its label")
+        elif row is not None and named_plainly and _only_by_alias(visible_text, row):
+            reasons.append(f"{{{value.name}}} is a value of row {row}, but the sentence names row "
+                           f"{named_plainly[0]} and calls {row} only by a word both could answer to: "
+                           f"name {row} itself")
         baseline = baseline_of(value.steps)
         if baseline is not None and baseline != row and not mentions_row(visible_text, baseline):
             aliases = " or ".join(repr(alias) for alias in ROW_ALIASES.get(baseline, (baseline,))[:3])

@@ -277,7 +277,7 @@ def check_claim(claim: Claim, context: _Context) -> ClaimResult:
     queries_shown = {value.file: value.name for value in shown
                      if path_text(value.steps) in ("queries", "query_set")}
     query_set_files = {value.file for value in shown if context.results.measures_queries(value.file)}
-    reasons.extend(attribution_reasons(shown, visible.plain, queries_shown, query_set_files))
+    reasons.extend(attribution_reasons(shown, visible.plain, queries_shown, query_set_files, rows=found.rows))
     reasons.extend(statistic_reasons(shown, visible.plain))
     reasons.extend(query_set_reasons(shown, queries_shown))
     declared = [ShownValue(name, source.file, source.steps[name]) for name, source in found.value_sources.items()]
@@ -301,6 +301,8 @@ def _clauses(text: str) -> list[str]:
     return [part for part in re.split(r"[.;:!?,\u2014()]|\s-\s|\b(?:and|but|while|whereas|yet)\b", text) if part]
 
 
+_SHAPE_WORDS = re.compile(r"\bby\s+(?:its\s+|their\s+)?shapes?\b|\brandom(?:ly\s+initiali[sz]ed)?\s+weights\b|\bextrapolat\w*",
+                          re.IGNORECASE)
 _NOT_MEASURED = re.compile(r"\bnot\b[^.;]*\bmeasured\b|\bunmeasured\b|\bunknown\b", re.IGNORECASE)
 
 
@@ -309,12 +311,23 @@ def _cost_only_reasons(claim: Claim, shown: list[ShownValue], context: _Context,
     shows such a value says how it was measured ("by shape"), and each of its clauses that speaks
     of quality either says that quality was not measured or shows a measured value of its own."""
     cost_only: dict[str, str] = {}
+    own_run: list[str] = []
     for value in shown:
         results = context.results.read.get(value.file)
-        block = _cost_only_block(value.steps, results.data if results is not None else None)
+        data = results.data if results is not None else None
+        block = _cost_only_block(value.steps, data)
         if block is not None:
             cost_only[value.name] = str(block.get("cost"))
+        elif (timed := cost_block(data, value.steps)) is not None and timed.get("cost") == "measured":
+            own_run.append(value.name)
     if not cost_only:
+        # The other way round: a time of the model's own run described as a shape's or an
+        # extrapolation's is as false as the reverse (and hides that the weights were loaded).
+        said = _SHAPE_WORDS.search(plain)
+        if own_run and said:
+            names = ", ".join("{" + name + "}" for name in own_run)
+            return [f"{names} was timed on the model's own run, with its weights and every layer, but the sentence "
+                    f"says {said.group(0)!r}: describe how it was measured, not how another figure was"]
         return []
     reasons = []
     by_shape = [name for name, how in cost_only.items() if how.startswith(SHAPE_COST)]

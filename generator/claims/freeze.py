@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from generator.claims.design import design_files
-from generator.claims.triggers import DesignRules, read_design_rules
+from generator.claims.triggers import DesignRules, budget_read_by, read_design_rules
 from generator.errors import InputError
 from generator.fileio import atomic_write_json, display_path, reading, sha256_file, utf8_text
 from generator.project import Project
@@ -192,8 +192,7 @@ def rules_snapshot(rules: DesignRules) -> dict[str, Any]:
 
 
 def _budgets_read(trigger: dict[str, Any]) -> set[str]:
-    return {path.split(".", 1)[1] for path in trigger.get("values", {}).values()
-            if isinstance(path, str) and path.startswith("budget.")}
+    return {name for path in trigger.get("values", {}).values() if (name := budget_read_by(path)) is not None}
 
 
 def amended_decisions(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, list[str]]:

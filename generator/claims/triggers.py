@@ -357,6 +357,20 @@ def _trigger_values(values: Any, line_of: Callable[[str], int], shown: str, rule
     return values
 
 
+def budget_read_by(path: Any) -> str | None:
+    """The budget a trigger value's path reads, if any: `budget.NAME`, or the NAME inside a
+    frontier query (`frontier.fitting.NAME`, `frontier.cheapest_within.NAME.FIELD`). Moving that
+    budget moves the rule as surely as editing the predicate."""
+    if not isinstance(path, str):
+        return None
+    parts = path.split(".")
+    if parts[0] == "budget" and len(parts) > 1:
+        return path.split(".", 1)[1]
+    if parts[0] == FRONTIER and len(parts) > 2 and parts[1] in FRONTIER_QUERIES:
+        return parts[2]
+    return None
+
+
 def _frontier_query_problem(steps: tuple, rules: DesignRules) -> str | None:
     """Why a `frontier.fitting.BUDGET` or `frontier.cheapest_within.BUDGET.FIELD` value is malformed."""
     query = steps[1].key

@@ -273,6 +273,11 @@ def _table(read: _Reader, where: str, raw: Any) -> TableSpec:
         only = item.get("only")
         if only is not None and (not isinstance(only, list) or not all(isinstance(o, str) for o in only)):
             raise read.error(f"{here}.only", "expected a list of row names")
+        # A results path is one value for the whole file: shown in several rows' cells it would
+        # label one row's figure as another's (the first reranker's p95 beside a second one).
+        if "path" in item and (only is None or len(only) != 1):
+            raise read.error(f"{here}.only", "a path column reads one results value, so it belongs to one row: "
+                             "name exactly that row in `only` (a row field is `key`)")
         columns.append(ColumnSpec(
             label=read.label(f"{here}.label", item.get("label")),
             key=read.string(f"{here}.key", item["key"]) if "key" in item else None,

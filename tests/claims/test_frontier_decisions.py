@@ -80,7 +80,14 @@ def test_headroom_of_the_cheapest_fitting_configuration_is_what_decides(make_pro
     lambda f: f["configurations"].reverse(),
     lambda f: f.update(over="dense"),
     lambda f: f.update(over_mean=0.99),
-], ids=["ceiling", "headroom", "p95", "pairs", "quality", "order", "over", "over-mean"])
+    # The extrapolation itself: a fitted line moved, or a query's time no longer read off its line.
+    lambda f: next(iter(f["configurations"][0]["per_query_fit"].values())).update(per_layer_milliseconds=0.01),
+    lambda f: next(iter(f["configurations"][0]["per_query_fit"].values()))["layer_milliseconds"].update({"2": 1.0}),
+    lambda f: f["configurations"][0]["per_query_milliseconds"].update(
+        {next(iter(f["configurations"][0]["per_query_milliseconds"])): 5.0}),
+    lambda f: f["configurations"][0].update(full_layers=2),
+], ids=["ceiling", "headroom", "p95", "pairs", "quality", "order", "over", "over-mean",
+        "fit-slope", "fit-timing", "extrapolated-time", "full-layers"])
 def test_a_frontier_changed_after_evaluation_cannot_be_cited(make_project, tmp_path, tamper):
     project = _project(make_project, tmp_path, {("small", 10): 120, ("big", 50): 9000})
     path = project / "outputs" / "results.json"

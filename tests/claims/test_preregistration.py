@@ -151,6 +151,46 @@ def test_a_budget_moved_after_the_results_is_post_hoc_once_the_prose_agrees(tmp_
                                                                           {"rerank_p95_milliseconds": 500000.0})
 
 
+FRONTIER_RULE = """
+## D6. Price the cheapest reranker that fits
+
+```trigger
+decision: D6
+when: fitting > 0 and headroom > 0
+fires: try the cheapest fitting reranker
+otherwise: try no reranker yet
+values:
+  fitting: frontier.fitting.rerank_p95_milliseconds
+  headroom: frontier.cheapest_within.rerank_p95_milliseconds.headroom
+```
+"""
+
+
+def test_a_budget_a_frontier_rule_names_inside_its_path_is_part_of_that_rule(tmp_path, capsys):
+    # D6 reads the budget through frontier.fitting.BUDGET, never through budget.NAME: moving the
+    # budget after the results must still make its verdict post hoc, not slip past the freeze.
+    root = tmp_path / "p"
+    ledger = ledger_text(FUSION_CLAIM, claims="")
+    write_project_files(root, config_text=_config(), decisions=DECISIONS + FRONTIER_RULE,
+                        design={"requirements.md": BUDGET_REQUIREMENTS}, ledger=ledger,
+                        results={"frontier_p95": {("small", 10): 700, ("big", 50): 9000}},
+                        freeze=_freeze_before_results)
+    before = next(row for row in check_project(load_project(root), record_history=False).decisions
+                  if row.trigger.decision == "D6")
+    assert before.state == "does not fire" and not before.post_hoc
+    _edit(root, "requirements.md", "rerank_p95_milliseconds: 500\n", "rerank_p95_milliseconds: 1000\n")
+    _edit(root, "requirements.md", "at most 500 milliseconds", "at most 1000 milliseconds")
+    capsys.readouterr()
+    assert main(["freeze", str(root), "--reason", "a slower service"]) == 2
+    assert "D6" in capsys.readouterr().err
+    assert main(["freeze", str(root), "--reason", "a slower service", "--post-hoc", "D6"]) == 0
+    after = next(row for row in check_project(load_project(root), record_history=False).decisions
+                 if row.trigger.decision == "D6")
+    assert after.state == "fires" and [change.parts for change in after.post_hoc] == [["budget"]]
+    assert (after.post_hoc[0].old_budgets, after.post_hoc[0].new_budgets) == ({"rerank_p95_milliseconds": 500.0},
+                                                                            {"rerank_p95_milliseconds": 1000.0})
+
+
 def test_an_amendment_that_moves_no_rule_needs_only_its_reason(tmp_path, capsys):
     root = preregistered(tmp_path / "p")
     _edit(root, "decisions.md", "Ship it only when", "Ship it, we wrote, only when")
@@ -357,8 +397,10 @@ def test_the_committed_review_tells_the_truth_about_its_order(repository):
     were added with the verdict: its readout says so."""
     report = check_project(load_project(repository))
     entries = report.freeze_entries
-    assert [entry.results_existed for entry in entries] == [True, True]
+    assert [entry.results_existed for entry in entries] == [True, True, True]
     assert entries[1].amended == {"D2": ["added"], "D5": ["added"]} and entries[1].post_hoc == ["D2", "D5"]
+    # D6, the frontier's rule, was added once earlier results existed: acknowledged as post hoc.
+    assert entries[2].amended == {"D6": ["added"]} and entries[2].post_hoc == ["D6"]
     d5 = next(row for row in report.decisions if row.trigger.decision == "D5")
     assert d5.post_hoc and d5.acknowledged
     html = (repository / "outputs" / "readout.html").read_text(encoding="utf-8")
@@ -366,6 +408,7 @@ def test_the_committed_review_tells_the_truth_about_its_order(repository):
     assert "rule written after the results were seen" in html
     assert "Design first frozen</th><td>after results existed" in html
     assert entry_sha256(entries[0].data) == entries[1].data["previous_sha256"]
+    assert entry_sha256(entries[1].data) == entries[2].data["previous_sha256"]
 
 
 def test_freeze_refuses_a_reason_that_is_not_one_line(tmp_path, capsys):

@@ -142,14 +142,16 @@ def test_csv_is_the_aar_table_cell_for_cell(root):
         assert {row[0]: row[-1] for row in exported[1:] if row[-1]} == reasons
         exported = [row[:-1] for row in exported]
     assert exported == report
-    assert len(report) == 5
+    assert len(report) == 1 + len(json.loads((root / "outputs" / "results.json").read_text())["table"])
 
 
 def test_the_root_aar_table_says_which_row_was_not_measured_and_why():
     exported = parse_csv(export_table(load_project(REPOSITORY_ROOT), output="aar"))
-    rerank = next(row for row in exported if row[0] == "hybrid+rerank")
-    reason = load_project(REPOSITORY_ROOT).evaluate["skip_rerank_reason"]
-    assert rerank == ["hybrid+rerank", *["not measured"] * 4, reason]
+    skipped = next(row for row in exported if row[0] == "hybrid+bge-v2-m3")
+    (reason,) = [row.skip for row in load_project(REPOSITORY_ROOT).evaluate["rows"] if row.name == "hybrid+bge-v2-m3"]
+    assert skipped == ["hybrid+bge-v2-m3", *["not measured"] * 4, reason]
+    measured = next(row for row in exported if row[0] == "hybrid+rerank")
+    assert "not measured" not in measured and measured[-1] == ""
 
 
 def test_csv_of_the_readout_table_is_the_html_table_with_intervals_as_low_and_high_columns():
@@ -175,7 +177,8 @@ def test_csv_of_the_readout_table_is_the_html_table_with_intervals_as_low_and_hi
                 assert interval == (f"[{low}, {high}]" if low else "")
         assert next(cells) == ""   # the reason column, empty for a measured row
     bounds = [cell for line in exported[1:] for cell in line if re.fullmatch(r"[+-]\d\.\d{3}", cell)]
-    assert len(bounds) >= 12 and len(exported) == 5   # the comparison above compared intervals
+    rows = json.loads((REPOSITORY_ROOT / "outputs" / "results.json").read_text())["table"]
+    assert len(bounds) >= 12 and len(exported) == 1 + len(rows)   # the comparison above compared intervals
 
 
 def test_latex_of_the_readout_table_is_the_html_table():
@@ -288,7 +291,8 @@ def test_a_measured_rerank_row_shows_its_p95_with_the_column_format(tmp_path, ma
     results = json.loads((project.outputs_dir / "results.json").read_text(encoding="utf-8"))
     rows = parse_csv(export_table(project, output="readout"))
     assert rows[0][-1] == "p95 rerank time (ms)"   # no reason column: every row was measured
-    assert [row[-1] for row in rows[1:]] == ["no rerank"] * 3 + [f"{results['p95_rerank_milliseconds']:.1f}"]
+    # The column reads one results value, so it belongs to the first reranker's row alone.
+    assert [row[-1] for row in rows[1:]] == ["—"] * 3 + [f"{results['p95_rerank_milliseconds']:.1f}"]
     latex = export_table(project, output="readout", fmt="latex")
     assert r"\multicolumn" not in latex
     assert latex_body(latex)[1][3].endswith(f" & {results['p95_rerank_milliseconds']:.1f} \\\\")
@@ -416,3 +420,19 @@ def test_results_are_read_not_written(tmp_path, make_project):
     export_table(project, fmt="csv")
     assert {path.name: path.read_bytes() for path in project.outputs_dir.iterdir() if path.is_file()} == before
     assert read_results(project.outputs_dir / "results.json").data["table"][0]["search"] == "dense"
+
+
+@pytest.mark.parametrize("only", [None, ["hybrid+rerank", "hybrid+rerank-int8"], []])
+def test_a_path_column_belongs_to_exactly_one_row(only):
+    # One results value shown in several rows' cells would give a second reranker the first's p95.
+    from generator.errors import InputError
+    from generator.project.outputs import parse_outputs
+
+    column = {"path": "p95_rerank_milliseconds", "label": "p95 (ms)", **({"only": only} if only is not None else {})}
+    outputs = {"readout": {"file": "readout.html", "template": "readout.html.j2",
+                           "sections": [{"id": "results", "title": "Results", "show": ["table"]}],
+                           "table": {"columns": [column]}}}
+    with pytest.raises(InputError, match=r"columns\[0\]\.only.*belongs to one row"):
+        parse_outputs(outputs, "readout.yaml")
+    column["only"] = ["hybrid+rerank"]
+    assert parse_outputs(outputs, "readout.yaml")["readout"].table.columns[0].only == ("hybrid+rerank",)
