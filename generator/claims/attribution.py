@@ -132,9 +132,12 @@ def query_of(steps: tuple[Step, ...]) -> str | None:
 def mention_spans(text: str, row: str) -> list[tuple[int, int]]:
     """Where the sentence names a row, by its name or an alias, as a whole word (`hybrid` inside
     "hybrid+rerank" names the rerank row, not hybrid)."""
-    lowered = text.lower()
-    return [(match.start(), match.end()) for word in ROW_ALIASES.get(row, (row,))
-            for match in re.finditer(r"(?<![\w+-])" + re.escape(word.lower()) + r"(?![\w+]|-(?=\w))", lowered)]
+    return [span for word in ROW_ALIASES.get(row, (row,)) for span in _word_spans(text, word)]
+
+
+def _word_spans(text: str, word: str) -> list[tuple[int, int]]:
+    return [(match.start(), match.end())
+            for match in re.finditer(r"(?<![\w+-])" + re.escape(word.lower()) + r"(?![\w+]|-(?=\w))", text.lower())]
 
 
 def mentions_row(text: str, row: str) -> bool:
@@ -149,8 +152,7 @@ def query_spans(text: str, query: str) -> list[tuple[int, int]]:
 
 def _only_by_alias(text: str, row: str) -> bool:
     """The sentence names `row` only through an alias ("reranker"), never by its own name."""
-    own = re.compile(r"(?<![\w+-])" + re.escape(row.lower()) + r"(?![\w+]|-(?=\w))")
-    return mentions_row(text, row) and own.search(text.lower()) is None
+    return mentions_row(text, row) and not _word_spans(text, row)
 
 
 def attribution_reasons(shown: Iterable[ShownValue], visible_text: str, queries_placeholders: Mapping[str, str],

@@ -365,7 +365,7 @@ def budget_read_by(path: Any) -> str | None:
         return None
     parts = path.split(".")
     if parts[0] == "budget" and len(parts) > 1:
-        return path.split(".", 1)[1]
+        return ".".join(parts[1:])
     if parts[0] == FRONTIER and len(parts) > 2 and parts[1] in FRONTIER_QUERIES:
         return parts[2]
     return None
