@@ -301,7 +301,7 @@ def _clauses(text: str) -> list[str]:
     return [part for part in re.split(r"[.;:!?,\u2014()]|\s-\s|\b(?:and|but|while|whereas|yet)\b", text) if part]
 
 
-_SHAPE_WORDS = re.compile(r"\bby\s+(?:its\s+|their\s+)?shapes?\b|\brandom(?:ly\s+initiali[sz]ed)?\s+weights\b|\bextrapolat\w*",
+_SHAPE_WORDS = re.compile(r"\bby\s+(?:its\s+|their\s+)?shapes?\b|\brandom(?:ly\s+initiali[sz]ed)?[\s-]+weights?\b|\bextrapolat\w*",
                           re.IGNORECASE)
 _NOT_MEASURED = re.compile(r"\bnot\b[^.;]*\bmeasured\b|\bunmeasured\b|\bunknown\b", re.IGNORECASE)
 
