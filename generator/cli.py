@@ -320,8 +320,8 @@ def _configure_train_reranker(parser: argparse.ArgumentParser) -> None:
 
 def _run_train_reranker(args: argparse.Namespace) -> int:
     from generator.evaluate.data import CORPUS_FILE
-    from generator.evaluate.training import (TrainingRecipe, corpus_label, default_output_dir, format_duration,
-                                             train_reranker)
+    from generator.evaluate.progress import format_duration
+    from generator.evaluate.training import TrainingRecipe, corpus_label, default_output_dir, train_reranker
     from generator.project import load_project
 
     data, source, root = args.data, None, args.project

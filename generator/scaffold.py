@@ -87,7 +87,7 @@ evaluate:
   #     - {{name: team-bm25, kind: run, file: runs/team.trec}}
 # What `readout render` writes into outputs/. A claim lands in the section its ledger `section`
 # names, in ledger order; `show` adds data blocks after a section's claims (table, deltas,
-# quality_vs_time, provenance, claims_by_kind, decisions, rerank_cost, per_query, checked).
+# quality_vs_time, provenance, claims_by_kind, decisions, rerank_cost, all_pairs, per_query, checked).
 # Titles are headings, never sentences.
 outputs:
   readout:
@@ -95,8 +95,8 @@ outputs:
     template: readout.html.j2
     sections:
       - {{id: verdict, title: Verdict, show: [decisions]}}
-      - {{id: results, title: The rows on the sample, show: [table, per_query]}}
-      - {{id: cost, title: What reranking costs, show: [rerank_cost]}}
+      - {{id: results, title: The rows on the sample, show: [table, deltas, all_pairs, per_query]}}
+      - {{id: cost, title: What reranking costs, show: [rerank_cost, quality_vs_time]}}
       - {{id: limits, title: Limits}}
       - {{id: checked, title: How this readout was checked, show: [checked, claims_by_kind]}}
       - {{id: provenance, title: Provenance, show: [provenance]}}
@@ -107,6 +107,12 @@ outputs:
         - {{key: nDCG@5, label: nDCG@5}}
         - {{key: delta_nDCG@5_vs_dense, label: nDCG@5 change over dense, format: "+.3f",
            interval: paired_vs_dense.nDCG@5}}
+    # The default charts: each row's change over the baseline with its paired interval, and
+    # quality against the reranker's p95 time (its cost block: measured, by shape, or not measured).
+    charts:
+      deltas: {{baseline: dense, metrics: [recall@5, nDCG@5], delta: "delta_{{metric}}_vs_dense",
+               interval: "paired_vs_dense.{{metric}}"}}
+      quality_vs_time: {{metrics: [nDCG@5], time: rerank_cost.p95_milliseconds, time_row: hybrid+rerank}}
   teachback:
     file: TEACHBACK.md
     template: report.md.j2
@@ -195,7 +201,7 @@ otherwise: do not ship the reranker
 values:
   lift_low: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.ci95_low
   lift_p: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.p_value
-  p95: p95_rerank_milliseconds
+  p95: rerank_cost.p95_milliseconds
   budget: budget.rerank_p95_milliseconds
 ```
 """
@@ -335,6 +341,35 @@ The next four commands, run in this directory:
 `--data PATH` points any of the builds at a BEIR folder (corpus.jsonl, queries.jsonl,
 qrels/test.tsv) for one run; `data` in readout.yaml is the folder it uses otherwise. The reports
 land in `outputs/`: readout.html, TEACHBACK.md and AAR.md.
+
+## In CI and before each commit
+
+A GitHub workflow that fails on an untraceable claim or a stale report and uploads the readout:
+
+```yaml
+# .github/workflows/readout.yml
+on: [push, pull_request]
+jobs:
+  readout:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: OWNER/traced-readout@v0.1.0
+        with:
+          project: .
+```
+
+The same check before each commit, with the `readout` on your PATH:
+
+```yaml
+# .pre-commit-config.yaml
+repos:
+  - repo: https://github.com/OWNER/traced-readout
+    rev: v0.1.0
+    hooks:
+      - id: readout-check
+      - id: readout-render-check
+```
 """
 
 

@@ -533,6 +533,24 @@ def run_python(*args: str, cwd: Path | None = None, timeout: float = 120,
                           timeout=timeout)
 
 
+def readout_on_path(directory: Path) -> dict:
+    """An environment whose PATH starts with a `readout` command that runs this checkout, however
+    the package was installed: for tools that call `readout` themselves (pre-commit, the CI gate)."""
+    bin_dir = directory / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    command = bin_dir / "readout"
+    command.write_text(f'#!/bin/sh\nPYTHONPATH="{REPOSITORY_ROOT}" exec "{sys.executable}" -m generator.cli "$@"\n')
+    command.chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def run_program(argv: list[str], cwd: Path, env: dict, timeout: float = 300) -> subprocess.CompletedProcess:
+    """A program that is not Python (a shell script, git) in a child process; a Python tool runs
+    through run_python."""
+    return subprocess.run([str(part) for part in argv], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
 def cli_in_fresh_interpreter(argv: list[str], cwd: Path) -> tuple[int, list[str] | None, str]:
     """`readout ARGV` in a fresh interpreter: its exit code, which of HEAVY_MODULES it imported, and
     everything it printed."""

@@ -9,7 +9,8 @@ another from the repository root with a new home directory (so no cache is warm)
 the `build/` directory its first command creates; each command's output is checked the same way,
 and a line `...` stands for any number of lines. Such a sequence evaluates afresh, and its
 outputs stamp the machine (package versions, platform), so there a written file's size
-`(N bytes)` stands for any size.
+`(N bytes)` stands for any size, and a progress line (done/total, rate, time left: printed only
+when a step runs 10 seconds or more) is timing, not output, and is left out of the comparison.
 """
 
 import os
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from generator.cli import COMMANDS
+from generator.evaluate.progress import PROGRESS_LINE
 from tests.conftest import run_python
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -110,7 +112,7 @@ def test_a_sequence_of_readme_commands_is_real_output_in_order(body, tmp_path):
         if lines and re.fullmatch(r"\[exit \d+\]", lines[-1]):
             expected_code = int(lines.pop()[6:-1])
         completed = run_python("-m", "generator.cli", *words[1:], cwd=REPOSITORY, env=environment)
-        output = completed.stdout + completed.stderr
+        output = PROGRESS_LINE.sub("", completed.stdout + completed.stderr)
         assert _matches(lines, output, any_size=True), f"$ {command}\n{output}"
         assert completed.returncode == expected_code, f"$ {command}\n{output}"
 
@@ -118,3 +120,36 @@ def test_a_sequence_of_readme_commands_is_real_output_in_order(body, tmp_path):
 def test_the_readme_has_its_five_command_sequence():
     bodies = [match["body"] for match in SEQUENCE_BLOCK.finditer(README)]
     assert len(bodies) == 1 and len(_sequence_steps(bodies[0])) == 5
+
+
+# --- the verdict summary is rendered from the results ----------------------------------------------
+
+def test_the_readme_summary_is_what_the_results_say(capsys):
+    from generator.render import summary
+
+    assert summary.main([str(REPOSITORY), "--check"]) == 0, capsys.readouterr().err
+    block = README[README.index(summary.BEGIN) + len(summary.BEGIN):README.index(summary.END)]
+    assert block == summary.render_summary(summary.load_project(REPOSITORY))
+    assert "do not ship the reranker" in block
+
+
+def test_a_hand_typed_figure_in_the_summary_fails_the_check(tmp_path, capsys):
+    from generator.render import summary
+
+    stale = README.replace("(interval +0.004 to +0.058)", "(interval +0.006 to +0.059)")
+    assert stale != README
+    (tmp_path / "README.md").write_text(stale, encoding="utf-8")
+    assert summary.main([str(REPOSITORY), "--readme", str(tmp_path / "README.md"), "--check"]) == 1
+    assert "not what the results say" in capsys.readouterr().err
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == stale
+    assert summary.main([str(REPOSITORY), "--readme", str(tmp_path / "README.md")]) == 0
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == README
+
+
+def test_the_summary_template_types_no_figure():
+    """A number typed into the template would pass the check while the results moved: every
+    digit must sit inside a Jinja expression or inside a name (nDCG@5, MiniLM-L6-v2, int8)."""
+    text = (REPOSITORY / "templates" / "readme-summary.md.j2").read_text(encoding="utf-8")
+    prose = re.sub(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", " ", text, flags=re.S)
+    typed = [match.group(0) for match in re.finditer(r"(?<![\w@-])\d[\d,.]*", prose)]
+    assert typed == []

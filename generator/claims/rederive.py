@@ -41,7 +41,8 @@ from generator.core.metrics import (Metric, macro_mean, metrics_from_names, perc
                                    timing_summary)
 from generator.core.options import SHAPE_COST
 from generator.core.rows import name_kind_problem, row_roles
-from generator.core.runfiles import read_qrels
+from generator.core.all_pairs import all_pairs_block
+from generator.core.runfiles import positive_grades, read_qrels
 from generator.core.sample_check import sample_comparisons
 from generator.core.signflip import SIGNIFICANCE, agreement, exact_p_value, wins_ties_losses
 from generator.fileio import sha256_bytes, sha256_file
@@ -244,6 +245,21 @@ def recompute_comparison(row_scores: list[float], base_scores: list[float], name
 _EXTRAPOLATED = re.compile(re.escape(SHAPE_COST) + r", extrapolated from (\d+) of (\d+) layers")
 
 
+def _per_evaluated_query(mapping: Any, query_ids: list[str]) -> bool:
+    """A per-query mapping covers exactly the evaluated queries. Its key order carries nothing:
+    results.json is written with sorted keys, while manifest.query_ids keeps the qrels order."""
+    return isinstance(mapping, dict) and len(mapping) == len(query_ids) and set(mapping) == set(query_ids)
+
+
+def _query_difference(mapping: Any, query_ids: list[str]) -> str:
+    if not isinstance(mapping, dict):
+        return " (it is not an object)"
+    missing, extra = sorted(set(query_ids) - set(mapping)), sorted(set(mapping) - set(query_ids))
+    parts = ([f"missing {', '.join(map(repr, missing[:3]))}{' ...' if len(missing) > 3 else ''}"] if missing else []) + \
+        ([f"not evaluated {', '.join(map(repr, extra[:3]))}{' ...' if len(extra) > 3 else ''}"] if extra else [])
+    return f" ({'; '.join(parts)}); re-run readout evaluate to rebuild it" if parts else ""
+
+
 def _check_extrapolation(where: str, cost: dict, times: dict) -> None:
     """An extrapolated time is the straight line through its timed layer counts, read at the
     model's full depth: the label's "k of N", the least-squares fit of each query's timed layers
@@ -257,7 +273,7 @@ def _check_extrapolation(where: str, cost: dict, times: dict) -> None:
     layers, full = cost.get("layers_timed"), cost.get("full_layers")
     fits = _field(cost, "per_query_fit", where)
     if not isinstance(layers, list) or len(layers) < 2 or full != int(label.group(2)) \
-            or max(layers) != int(label.group(1)) or not isinstance(fits, dict) or list(fits) != list(times):
+            or max(layers) != int(label.group(1)) or not isinstance(fits, dict) or set(fits) != set(times):
         raise Mismatch(f"{where}: its label, layers_timed, full_layers and per_query_fit do not describe one "
                        "extrapolation per query")
     for query, fit in fits.items():
@@ -313,6 +329,10 @@ class _Derivation:
         if set(judgements) - set(query_ids):
             raise Mismatch(f"manifest.qrels_copy judges queries that were not evaluated: "
                            f"{sorted(set(judgements) - set(query_ids))[:5]}")
+        copy = self.manifest["qrels_copy"]
+        if isinstance(copy, dict) and "positive_grades" in copy:
+            # The tables say which nDCG gain they show from this list; it is the judgements'.
+            _expect("manifest.qrels_copy.positive_grades", copy["positive_grades"], positive_grades(judgements))
         if "queries" in self.data and isinstance(self.data["queries"], int):
             _expect("queries", self.data["queries"], len(query_ids))
         rankings = self._check_rows(query_ids, key, metrics, judgements)
@@ -323,6 +343,7 @@ class _Derivation:
                     {row: [q for q in query_ids if not rankings[row][q]] for row in sorted(rankings)})
         self._check_rerank_cost(query_ids, rankings)
         self._check_comparisons(query_ids, key, set(rankings))
+        self._check_all_pairs(query_ids, key, set(rankings))
         self._check_ceiling(query_ids, metrics, rankings, judgements)
         self._check_frontier(query_ids, rankings, judgements)
         self._check_diagnosis(query_ids, rankings, judgements, key)
@@ -474,6 +495,43 @@ class _Derivation:
                     raise Mismatch(f"table[search={row}].paired_vs_{baseline} differs from {where}.metrics: "
                                    "the two copies of one comparison must be the same")
 
+    def _check_all_pairs(self, query_ids: list[str], key: str, measured: set[str]) -> None:
+        """Every pair of measured rows and its Holm adjustment (generator.core.all_pairs) follow
+        from the per-query values; a pair the comparisons block holds (already re-derived) is
+        read from it, the others are drawn again."""
+        block = self.data.get("all_pairs")
+        if block is None:
+            return
+        per_query = self.data[key]
+        method = _uncertainty_method(self.manifest)
+        comparisons = self.data.get("comparisons") if isinstance(self.data.get("comparisons"), dict) else {}
+        rows = [str(row.get("search")) for row in self.data.get("table", []) if isinstance(row, dict)]
+        metrics = sorted(self.manifest.get("metrics") or {})
+
+        def compare_pair(row: str, baseline: str, name: str, metric: str) -> Mapping[str, Any]:
+            known = comparisons.get(name)
+            if isinstance(known, dict) and known.get("measured") and metric in known.get("metrics", {}):
+                return known["metrics"][metric]
+            if method is None:
+                raise Mismatch("all_pairs holds figures, but manifest.uncertainty records no method to draw them")
+            try:
+                scores = ([per_query[row][q][metric] for q in query_ids],
+                          [per_query[baseline][q][metric] for q in query_ids])
+            except (KeyError, TypeError):
+                raise Mismatch(f"all_pairs.metrics.{metric} names a metric the rows were not scored on") from None
+            return recompute_comparison(*scores, name, metric, method)
+
+        derived = all_pairs_block(rows, {row: row in measured for row in rows}, metrics, compare_pair)
+        written = block.get("metrics") if isinstance(block, dict) and isinstance(block.get("metrics"), dict) else {}
+        for metric, family in derived["metrics"].items():
+            pairs = written.get(metric, {}).get("pairs") if isinstance(written.get(metric), dict) else None
+            for name, entry in family["pairs"].items():
+                recorded = pairs.get(name) if isinstance(pairs, dict) else None
+                for field in ("delta", "ci95_low", "ci95_high", "p_value", "p_holm", "distinguishable_holm"):
+                    _expect(f"all_pairs.metrics.{metric}.pairs.{name}.{field}",
+                            recorded.get(field) if isinstance(recorded, dict) else None, entry[field])
+        _expect("all_pairs", block, derived)
+
     def _check_ceiling(self, query_ids: list[str], metrics: list[Metric], rankings: dict[str, dict[str, list[str]]],
                        judgements: Mapping[str, Mapping[str, int]]) -> None:
         recorded = self.data.get("ceiling")
@@ -520,11 +578,11 @@ class _Derivation:
                 raise Mismatch(f"{at} says cost {cost[:60]!r} with quality {_show(entry.get('quality'))}: the "
                                "frontier is priced by shape and measures no quality")
             times, pairs = _field(entry, "per_query_milliseconds", at), _field(entry, "per_query_pairs", at)
-            if not isinstance(times, dict) or list(times) != query_ids or any(
+            if not _per_evaluated_query(times, query_ids) or any(
                     isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0
                     for v in times.values()):
-                raise Mismatch(f"{at}.per_query_milliseconds does not hold one positive time per evaluated query, "
-                               "in the order of manifest.query_ids")
+                raise Mismatch(f"{at}.per_query_milliseconds does not hold one positive time per query of "
+                               f"manifest.query_ids{_query_difference(times, query_ids)}")
             _expect(f"{at}.per_query_pairs", pairs, {q: len(rankings[over][q][:depth]) for q in query_ids})
             _check_extrapolation(at, entry, times)
         derived = frontier_block(configurations, over, {q: rankings[over][q] for q in query_ids}, judgements,
@@ -571,10 +629,10 @@ class _Derivation:
                            f"{'measured' if row in rankings else 'not measured'}")
         times = _field(cost, "per_query_milliseconds", where)
         pairs = _field(cost, "per_query_pairs", where)
-        if not isinstance(times, dict) or not isinstance(pairs, dict) or list(times) != query_ids \
-                or list(pairs) != query_ids:
-            raise Mismatch(f"{where}.per_query_milliseconds and {where}.per_query_pairs do not hold one "
-                           "entry per evaluated query, in the order of manifest.query_ids")
+        for name, mapping in (("per_query_milliseconds", times), ("per_query_pairs", pairs)):
+            if not _per_evaluated_query(mapping, query_ids):
+                raise Mismatch(f"{where}.{name} does not hold one entry per query of manifest.query_ids"
+                               f"{_query_difference(mapping, query_ids)}")
         if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0
                for v in times.values()):
             raise Mismatch(f"{where}.per_query_milliseconds holds a time that is not a positive number")

@@ -5,7 +5,7 @@ SciPy only inside `uncertainty` and `comparisons`, which the light commands do n
 Modules: `metrics` (ranking metrics by name, per query and macro), `fusion` (RRF and min-max),
 `signflip` (the exact sign-flip count and wins, ties and losses, in pure Python), `uncertainty`
 (paired differences and the sign-flip test), `comparisons` (BCa intervals and the comparisons
-block), `diagnosis` (candidate miss or ordering problem), `headroom` (the oracle ceiling of a
+block), `all_pairs` (every pair of measured rows with Holm's correction), `diagnosis` (candidate miss or ordering problem), `headroom` (the oracle ceiling of a
 row's own candidates), `frontier` (each priced reranker configuration's p95 beside the ceiling of
 its depth's candidates), `scoring` (from rankings to a results file's figures), `sample_check`
 (the sample against the full query set), `runfiles` (TREC run and qrels files), `rows` (the row

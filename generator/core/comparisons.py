@@ -249,7 +249,7 @@ def default_pairs(
     return pairs
 
 
-def _scores(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], row: str,
+def per_query_scores(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], row: str,
             query_ids: Sequence[str], metric: str) -> list[float]:
     by_query = per_query[row]
     scores = []
@@ -309,8 +309,8 @@ def comparisons_block(
             entry.update(measured=False, not_measured_reason="; ".join(missing))
         else:
             entry.update(measured=True, metrics={
-                metric: compare(_scores(per_query, row, query_ids, metric),
-                                _scores(per_query, baseline, query_ids, metric),
+                metric: compare(per_query_scores(per_query, row, query_ids, metric),
+                                per_query_scores(per_query, baseline, query_ids, metric),
                                 seed=seed_for(seed, key, metric), resamples=resamples)
                 for metric in metrics})
         block[key] = entry

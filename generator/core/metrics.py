@@ -23,12 +23,13 @@ mean is the plain mean over the evaluated queries (missing ones included, as `tr
 - nDCG@k = DCG@k / IDCG@k; 0 when IDCG@k is 0. DCG@k = sum over r <= k of gain(g(d_r)) / log2(r + 1);
   IDCG@k is the same sum over the k largest gains among all judged documents of the query,
   retrieved or not. The gain is part of the metric's definition:
-  - `binary` (`nDCG@k`, the seed definition): gain 1 for a relevant document, else 0; so the ideal
-    places min(k, |R|) relevant documents at the top. Equal to trec_eval's ndcg_cut_k when every
-    relevant document has the same grade (binary judgements), not on graded judgements.
-  - `linear` (`nDCG@k:linear`): gain max(g, 0), the grade itself. Equal to trec_eval's ndcg_cut_k
-    on any judgements (trec_eval ignores zero and negative grades in the DCG and the ideal);
-    the gain ir_measures' and ranx's `nDCG@k` use too.
+  - `linear` (`nDCG@k`, the default): gain max(g, 0), the grade itself. Equal to trec_eval's
+    ndcg_cut_k on any judgements (trec_eval ignores zero and negative grades in the DCG and the
+    ideal); the gain ir_measures' and ranx's `nDCG@k` use too, so a bare `nDCG@5` here is the
+    figure anyone else publishes for the same run.
+  - `binary` (`nDCG@k:binary`, the seed definition): gain 1 for a relevant document, else 0; so
+    the ideal places min(k, |R|) relevant documents at the top. Equal to the linear gain when
+    every relevant document has the same grade (SciFact: all 1), lower or higher on graded ones.
   - `exponential` (`nDCG@k:exponential`): gain 2^g - 1 for g > 0, else 0 (Burges et al.; ranx's
     ndcg_burges; the L03 sandbox and the ceiling). trec_eval's ndcg_cut_k gives the same on
     judgements whose grades were rewritten to 2^g - 1.
@@ -36,9 +37,10 @@ mean is the plain mean over the evaluated queries (missing ones included, as `tr
 
 Metrics by name (`metric_from_name`), case-insensitive: `recall@k` (`R@k`, `Recall@k`,
 trec_eval's `recall_k`), `P@k` (`precision@k`, `P_k`), `nDCG@k[:binary|:linear|:exponential]`
-(`ndcg_cut_k` is trec_eval's, so it means `nDCG@k:linear`), `MRR@k` (`RR@k`), `MAP@k` (`AP@k`,
-`map_cut_k`). Bare `nDCG@k` is binary: it keeps the meaning results.json has always given it,
-which differs from ir_measures' and ranx's `nDCG@k` on graded judgements (write `nDCG@k:linear`).
+(`ndcg_cut_k`, trec_eval's name, and `nDCG@k:linear` both mean `nDCG@k`), `MRR@k` (`RR@k`),
+`MAP@k` (`AP@k`, `map_cut_k`). Bare `nDCG@k` is the linear gain, as in trec_eval, ir_measures and
+ranx; results written before that change record `gain: binary` in their manifest and keep it
+(`Metric.from_manifest`).
 """
 
 from __future__ import annotations
@@ -214,10 +216,11 @@ class Metric:
 
     `measure` picks a definition of the module docstring: `recall` (Recall@k), `precision`
     (Precision@k), `mrr` (reciprocal rank@k), `map` (average precision@k) or `ndcg` (nDCG@k).
-    `gain` says how a judgement counts in nDCG: `binary` (grade > 0 is relevant, every hit gains
-    1: the seed nDCG, equal to trec_eval's ndcg_cut on binary judgements), `linear` (gain = grade:
-    trec_eval's ndcg_cut on any judgements) or `exponential` (gain 2^grade - 1, the graded
-    sandbox). The other measures are binary only: grade > 0 is relevant.
+    `gain` says how a judgement counts in nDCG: `linear` (gain = grade: trec_eval's ndcg_cut on
+    any judgements, the default for nDCG), `binary` (grade > 0 is relevant, every hit gains 1:
+    the seed nDCG) or `exponential` (gain 2^grade - 1, the graded sandbox). The other measures
+    are binary only: grade > 0 is relevant. Left out, the gain is the measure's default
+    (DEFAULT_GAINS).
 
     `name` is free (the sandbox keys its exponential nDCG `nDCG@3`); `metric_from_name` builds a
     Metric from the spellings trec_eval, ir_measures and ranx use, named by `canonical_name`.
@@ -228,9 +231,11 @@ class Metric:
     name: str
     measure: str
     cutoff: int
-    gain: str = "binary"
+    gain: str | None = None
 
     def __post_init__(self) -> None:
+        if self.gain is None:
+            object.__setattr__(self, "gain", DEFAULT_GAINS.get(self.measure, "binary"))
         if self.measure not in MEASURES:
             raise ValueError(f"unknown measure {self.measure!r}; choose one of {', '.join(MEASURES)}")
         if self.gain not in GAINS:
@@ -268,6 +273,8 @@ class Metric:
 MEASURES = {"recall": recall_at_k, "ndcg": ndcg_at_k, "precision": precision_at_k, "mrr": reciprocal_rank_at_k,
             "map": average_precision_at_k}
 GAINS = ("binary", "exponential", "linear")
+# What a bare name means: nDCG@k is trec_eval's ndcg_cut_k (and ir_measures' and ranx's nDCG@k).
+DEFAULT_GAINS = {"ndcg": "linear"}
 
 # The registry of names. Each measure's canonical prefix (the one results.json keys use) and the
 # prefixes accepted before `@k` (lower case; matching is case-insensitive), then trec_eval's own
@@ -278,23 +285,25 @@ NAME_PREFIXES = {"recall": "recall", "r": "recall", "p": "precision", "precision
 TREC_EVAL_NAMES = {"recall": ("recall", "binary"), "p": ("precision", "binary"), "ndcg_cut": ("ndcg", "linear"),
                    "map_cut": ("map", "binary")}
 ACCEPTED_FORMS = ("recall@k (or R@k, recall_k), P@k (or precision@k, P_k), "
-                  "nDCG@k with an optional gain :binary (the default), :linear or :exponential (ndcg_cut_k is "
-                  "nDCG@k:linear), MRR@k (or RR@k), MAP@k (or AP@k, map_cut_k); k a positive integer, "
+                  "nDCG@k with an optional gain :linear (the default, trec_eval's ndcg_cut_k), :binary or "
+                  ":exponential, MRR@k (or RR@k), MAP@k (or AP@k, map_cut_k); k a positive integer, "
                   "names case-insensitive")
 _AT_NAME = re.compile(r"([A-Za-z][A-Za-z0-9_]*)@([0-9]+)(?::([A-Za-z]+))?")
 _TREC_NAME = re.compile(r"([A-Za-z_]+?)[_.]([0-9]+)")
 
 
-def metric_name(measure: str, cutoff: int, gain: str = "binary") -> str:
-    """The canonical spelling of a definition: `recall@5`, `P@10`, `nDCG@5` (binary gain),
-    `nDCG@5:linear`, `nDCG@5:exponential`, `MRR@10`, `MAP@100`."""
+def metric_name(measure: str, cutoff: int, gain: str | None = None) -> str:
+    """The canonical spelling of a definition: `recall@5`, `P@10`, `nDCG@5` (linear gain),
+    `nDCG@5:binary`, `nDCG@5:exponential`, `MRR@10`, `MAP@100`."""
+    default = DEFAULT_GAINS.get(measure, "binary")
+    gain = default if gain is None else gain
     if measure not in CANONICAL_PREFIXES:
         raise ValueError(f"unknown measure {measure!r}; choose one of {', '.join(MEASURES)}")
     if gain not in GAINS or (measure != "ndcg" and gain != "binary"):
         raise ValueError(f"gain {gain!r} does not apply to {measure}; nDCG takes one of {', '.join(GAINS)}, "
                          f"the other measures binary only")
     _check_cutoff(cutoff)
-    suffix = "" if gain == "binary" else f":{gain}"
+    suffix = "" if gain == default else f":{gain}"
     return f"{CANONICAL_PREFIXES[measure]}@{cutoff}{suffix}"
 
 
@@ -307,7 +316,8 @@ def _parse_cutoff(name: str, digits: str) -> int:
 
 def metric_from_name(name: str) -> Metric:
     """The Metric a name means, named by its canonical spelling (`metric_from_name("NDCG@10")`
-    is `Metric("nDCG@10", "ndcg", 10, "binary")`; `"ndcg_cut_10"` gives `nDCG@10:linear`).
+    is `Metric("nDCG@10", "ndcg", 10, "linear")`, as is `"ndcg_cut_10"`; `"nDCG@10:binary"` is
+    the binary gain)
     ValueError names the name and the accepted forms."""
     if not isinstance(name, str):
         raise ValueError(f"a metric name must be a string, got {name!r}; accepted forms: {ACCEPTED_FORMS}")
@@ -318,7 +328,7 @@ def metric_from_name(name: str) -> Metric:
             raise ValueError(f"unknown metric name {name!r}: no measure is called {at_form.group(1)!r}; "
                              f"accepted forms: {ACCEPTED_FORMS}")
         measure = NAME_PREFIXES[prefix]
-        gain = "binary" if gain is None else gain.lower()
+        gain = DEFAULT_GAINS.get(measure, "binary") if gain is None else gain.lower()
         if gain == "graded":
             raise ValueError(f"unknown metric name {name!r}: ':graded' is ambiguous; write ':linear' "
                              f"(gain = grade, trec_eval's ndcg_cut) or ':exponential' (gain 2^grade - 1)")
@@ -359,7 +369,7 @@ def metrics_from_names(names: Iterable[str]) -> tuple[Metric, ...]:
 
 
 # What every BEIR row reports, and the metrics whose change over dense is reported.
-ROW_METRICS = (Metric("recall@5", "recall", 5), Metric("recall@50", "recall", 50), Metric("nDCG@5", "ndcg", 5))
+ROW_METRICS = (Metric("recall@5", "recall", 5), Metric("recall@50", "recall", 50), Metric("nDCG@5", "ndcg", 5, "linear"))
 DELTA_METRICS = ("recall@5", "recall@50", "nDCG@5")
 
 

@@ -8,7 +8,6 @@ command-line options. This module imports nothing heavy, so a project can be loa
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -264,9 +263,6 @@ def build_options(project_data: Path, outputs_dir: Path, configured: dict[str, A
     configured = dict(configured)
     if "cache_dir" in configured:
         configured["cache_dir"] = Path(configured["cache_dir"]).expanduser()
-    if "progress" not in configured:
-        # Bars are for a person watching a terminal; a CI log gets the one-line messages only.
-        configured["progress"] = sys.stderr.isatty()
     if configured.get("rows"):
         # Run files are relative to the project (the directory holding outputs/), like `data`.
         configured["rows"] = tuple(replace(row, file=row.file if row.file is None or row.file.is_absolute()

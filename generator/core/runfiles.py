@@ -92,7 +92,14 @@ def qrels_copy_entry(path: str, data: bytes, judgements: Mapping[str, Mapping[st
     """What a results manifest records of the judgements copied beside its run files."""
     return {"path": path, "sha256": sha256_bytes(data), "queries": len(judgements),
             "judgements": sum(len(grades) for grades in judgements.values()),
+            # More than one means graded judgements, where the nDCG gain changes the figure.
+            "positive_grades": positive_grades(judgements),
             "format": "TREC qrels: query 0 document grade"}
+
+
+def positive_grades(judgements: Mapping[str, Mapping[str, int]]) -> list[int]:
+    """The distinct grades above zero the judgements give (SciFact: [1])."""
+    return sorted({grade for grades in judgements.values() for grade in grades.values() if grade > 0})
 
 
 def write_qrels(path: Path, judgements: Mapping[str, Mapping[str, int]]) -> Path:

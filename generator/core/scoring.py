@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from generator.core.comparisons import comparison_key, comparisons_block, default_pairs
+from generator.core.all_pairs import all_pairs_block
+from generator.core.comparisons import (compare, comparison_key, comparisons_block, default_pairs, per_query_scores,
+                                        seed_for)
 from generator.core.diagnosis import count_verdicts, diagnose, recall_verdict
 from generator.core.headroom import ceiling_block
 from generator.core.metrics import (ROW_METRICS, Metric, macro_mean, p95, per_query_metrics,
@@ -93,9 +95,26 @@ def score_rows(rows: Sequence[RowRun], judgements: Mapping[str, Mapping[str, int
     measured = {row.name: {q: [d for d, _ in row.rankings.get(q, [])] for q in query_ids}
                 for row in rows if row.rankings is not None}
     return {"table": table, "per_query": per_query, "comparisons": comparisons,
+            "all_pairs": _all_pairs(rows, per_query, query_ids, metrics, comparisons, seed, bootstrap_resamples),
             "ceiling": ceiling_block(measured, judgements, query_ids, metrics), "diagnosis": diagnosis,
             "diagnosis_summary": {row: count_verdicts({q: entry["diagnosis"] for q, entry in by_query.items()})
                                   for row, by_query in diagnosis.items()}}
+
+
+def _all_pairs(rows: Sequence[RowRun], per_query: Mapping[str, Any], query_ids: Sequence[str],
+               metrics: Sequence[Metric], comparisons: Mapping[str, Any], seed: int, resamples: int) -> dict[str, Any]:
+    """Every pair of measured rows (generator.core.all_pairs); a pair `comparisons` already
+    drew is taken from it (the same seed gives the same figures), the others drawn here."""
+    def compare_pair(row: str, baseline: str, key: str, metric: str) -> Mapping[str, Any]:
+        known = comparisons.get(key)
+        if known is not None and known.get("measured") and metric in known.get("metrics", {}):
+            return known["metrics"][metric]
+        return compare(per_query_scores(per_query, row, query_ids, metric),
+                       per_query_scores(per_query, baseline, query_ids, metric),
+                       seed=seed_for(seed, key, metric), resamples=resamples)
+
+    return all_pairs_block([row.name for row in rows], {row.name: row.name in per_query for row in rows},
+                           [metric.name for metric in metrics], compare_pair)
 
 
 def rerank_summary(candidates: Mapping[str, Ranking] | None, reranked: Mapping[str, Ranking] | None,

@@ -7,6 +7,7 @@ Modules: `data` (the validating BEIR loader), `irds` (datasets by ir_datasets id
 `retrieval` (the dense, sparse, fusion and rerank rows), `candidates` (the pairs a reranker
 scores), `shapes`, `cost` and `cost_report` (a reranker's cost measured by its shape),
 `sweep` (many configurations priced by shape, each timing reused where it is exact), `training`
-(fine-tuning a cross-encoder on the corpus alone), `environment` (the machine and package
+(fine-tuning a cross-encoder on the corpus alone), `progress` (a bar on a terminal, a line at
+least every 10 seconds in a log), `environment` (the machine and package
 versions) and `pipeline` (the orchestration and the writer).
 """

@@ -46,6 +46,7 @@ from generator.core.metrics import timing_summary
 from generator.evaluate.models import apply_precision, resolve_device
 from generator.core.options import DEFAULT_SEED, PRECISIONS, RERANK_BATCH_SIZE, RERANK_MAX_LENGTH
 from generator.evaluate.environment import machine, package_versions
+from generator.evaluate.progress import Progress
 from generator.evaluate.shapes import (TOKENIZER_FILES, ResolvedShape, TokenizerChoice, choose_tokenizer,
                                        position_limit, resolve_shape, shape_summary, with_layers)
 from generator.fileio import atomic_write_json, default_cache_dir, display_home_path
@@ -462,8 +463,6 @@ class Pricing:
               warm_pairs: Sequence[Pair] | None = None) -> tuple[dict[str, QueryCost], list[str], list[str]]:
         """Each query's cost, from the cache where every layer count's entry verifies, else timed
         now (all layer counts again, interleaved) and cached at once. (costs, resumed, computed)."""
-        from tqdm import tqdm
-
         found: dict[str, dict[int, dict]] = {}
         pending = []
         for query_id, pairs in pairs_by_query.items():
@@ -485,7 +484,7 @@ class Pricing:
                      f"{display_home_path(self.session.root)}; {len(pending)} to measure")
         if warm_pairs is None:
             warm_pairs = pairs_by_query[pending[0]] if pending else ()
-        with tqdm(total=len(pending), desc=f"cost{label}", unit="query", disable=not progress or not pending) as bar:
+        with Progress(f"cost{label}", len(pending), unit="queries", log=self.log, enabled=progress) as bar:
             for query_id in pending:
                 pairs = pairs_by_query[query_id]
                 entries = self._time_query(query_id, pairs, warm_pairs)

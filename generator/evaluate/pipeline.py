@@ -8,6 +8,7 @@ when they run.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import platform
@@ -467,6 +468,8 @@ def shape_rerank_cost(candidates: dict[str, list[tuple[str, float]]], spec: RowS
         log(f"cost by shape: not measured: {error}")
         return not_measured_cost(spec.model, f"its shape could not be built: {error}")
     figures = measurement.as_dict()
+    del measurement
+    gc.collect()   # the shape's modules sit in reference cycles (generator.evaluate.sweep)
     # Local paths say where this machine keeps files, not what was measured.
     figures.pop("config_path", None)
     figures["tokenizer"] = {key: value for key, value in figures["tokenizer"].items() if key != "path"}

@@ -10,6 +10,7 @@ deterministic.
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
@@ -20,6 +21,7 @@ from generator.evaluate.cache import EmbeddingCache, RerankCache, content_key
 from generator.evaluate.data import Document
 from generator.core.fusion import min_max_fused_ranking, reciprocal_rank_fusion
 from generator.evaluate.models import ModelIdentity, apply_precision, load_bi_encoder, load_cross_encoder
+from generator.evaluate.progress import Progress, counting_encoder_batches
 from generator.core.options import (BM25_B, BM25_K1, BM25_METHOD, BM25_STOPWORDS, DEFAULT_PRECISION,
                                     ENCODE_BATCH_SIZE, RERANK_BATCH_SIZE)
 
@@ -100,9 +102,13 @@ def dense_rankings(documents: Sequence[Document], queries: Mapping[str, str], id
         log(f"dense: encoding {len(documents)} documents with {identity.name} "
             f"(max_seq_length {max_seq_length}); cached afterwards")
         started = time.perf_counter()
-        corpus_matrix = model.encode([document.retrieval_text for document in documents],
-                                     batch_size=batch_size, normalize_embeddings=True,
-                                     convert_to_numpy=True, show_progress_bar=progress)
+        bar = Progress("dense", len(documents), unit="documents", log=log, enabled=progress)
+        bar.start()
+        with counting_encoder_batches(sys.modules[type(model).__module__], bar, len(documents)):
+            corpus_matrix = model.encode([document.retrieval_text for document in documents],
+                                         batch_size=batch_size, normalize_embeddings=True,
+                                         convert_to_numpy=True, show_progress_bar=progress and bar.tty)
+        bar.close()
         encode_seconds = time.perf_counter() - started
         cache.store(key, corpus_matrix, {"model": identity.as_manifest(), "documents": len(documents),
                                          "max_seq_length": max_seq_length, "normalized": True})
@@ -180,8 +186,6 @@ def rerank_rankings(over: Mapping[str, Ranking], queries: Mapping[str, str],
     own measured milliseconds), so an interrupted run resumes without recomputing it; a cached
     entry that does not verify is reported in one line and its query scored again, never used.
     """
-    from tqdm import tqdm
-
     def scored(query_id: str) -> list[str]:
         return [doc_id for doc_id, _ in over[query_id][:depth]]
 
@@ -202,7 +206,8 @@ def rerank_rankings(over: Mapping[str, Ranking], queries: Mapping[str, str],
         model.predict(candidate_pairs(queries[pending[0]], scored(pending[0]), texts), batch_size=batch_size,
                       show_progress_bar=False)
 
-    bar = tqdm(total=len(pending), desc="rerank", unit="query", disable=not progress or not pending)
+    bar = Progress("rerank", len(pending), unit="queries", log=log, enabled=progress)
+    bar.start()
     for query_id in over:
         candidates = scored(query_id)
         if query_id in cached_entries:

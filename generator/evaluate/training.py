@@ -25,7 +25,6 @@ import os
 import random
 import re
 import shutil
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -43,6 +42,8 @@ from generator.core.options import BM25_B, BM25_K1, BM25_METHOD, BM25_STOPWORDS,
 from generator.evaluate.data import CORPUS_FILE, QRELS_FILE, QUERIES_FILE, Document, load_corpus
 from generator.evaluate.environment import package_versions, thread_count
 from generator.evaluate.models import OFFLINE_MINILM_ALIAS, ModelIdentity, resolve_model, weights_sha256
+from generator.evaluate.progress import Progress
+from generator.evaluate.progress import progress_line as shared_progress_line
 from generator.evaluate.retrieval import sparse_rankings
 
 DEFAULT_BASE_MODEL = OFFLINE_MINILM_ALIAS
@@ -57,7 +58,6 @@ WARMUP_FRACTION = 0.1
 # BM25 is asked for this many candidates beyond the negatives, room for the document itself and
 # copies of its text, which are skipped.
 MINING_ROOM = 16
-PROGRESS_INTERVAL_SECONDS = 10.0
 TRAINING_FILE = "training.json"
 WRITTEN_BY = f"readout train-reranker {__version__}"
 MODELS_DIR = "models"
@@ -205,51 +205,18 @@ def require_training_packages() -> None:
         raise InputError(f"training needs {' and '.join(missing)}, not installed here: {TRAIN_EXTRA}")
 
 
-def format_duration(seconds: float) -> str:
-    seconds = max(0, round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, seconds = divmod(rest, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{seconds:02d}s" if minutes else f"{seconds}s"
-
-
 def progress_line(done: int, total: int, elapsed: float) -> str:
-    rate = done / elapsed if elapsed > 0 else 0.0
-    left = f"about {format_duration((total - done) / rate)} left" if rate > 0 else "time left not known yet"
-    return (f"train-reranker: {done:,}/{total:,} steps ({100 * done // total}%), {rate:.2f} steps/s, {left}")
+    return shared_progress_line("train-reranker", done, total, "steps", elapsed)
 
 
-class StepProgress:
-    """A bar on a terminal; elsewhere (a CI log) one line at the start, then at least every
-    `interval` seconds and at the end, instead of a bar redrawn into the log."""
+class StepProgress(Progress):
+    """The training steps: a bar on a terminal; elsewhere (a CI log) one line at the start, then
+    at least every `interval` seconds and at the end (generator.evaluate.progress)."""
 
     def __init__(self, total: int, *, tty: bool, log: Callable[[str], None],
-                 interval: float = PROGRESS_INTERVAL_SECONDS, clock: Callable[[], float] = time.monotonic):
-        self.total, self.tty, self.log, self.interval, self.clock = total, tty, log, interval, clock
-        self.done = 0
-        self.bar = None
-        self.started = self.last_line = clock()
-
-    def start(self) -> None:
-        self.started = self.last_line = self.clock()
-        if self.tty:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=self.total, desc="train-reranker", unit="step", file=sys.stderr)
-        else:
-            self.log(progress_line(0, self.total, 0.0))
-
-    def advance(self, done: int) -> None:
-        if self.bar is not None:
-            self.bar.update(done - self.done)
-        self.done = done
-        now = self.clock()
-        if self.bar is None and (now - self.last_line >= self.interval or done == self.total):
-            self.last_line = now
-            self.log(progress_line(done, self.total, now - self.started))
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+                 interval: float | None = None, clock: Callable[[], float] = time.monotonic):
+        super().__init__("train-reranker", total, unit="steps", log=log, tty=tty, announce=True,
+                         interval=interval, clock=clock)
 
 
 @dataclass(frozen=True)

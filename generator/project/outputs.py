@@ -26,7 +26,8 @@
 (the decision table: every design trigger evaluated by `readout check`), `rerank_cost` (each
 reranker's cost, saying whether it was measured, measured by shape or not measured), `frontier`
 (every configuration the frontier priced, its p95 against the budget beside its depth's ceiling;
-with a chart in HTML outputs), `per_query`
+with a chart in HTML outputs), `all_pairs` (every pair of measured rows on each metric, with
+Holm's correction across the pairs), `per_query`
 (every query, row by row, with the diagnosis; collapsed) and `checked` (how the readout was
 checked: the current and first-draft trace scores); a chart
 needs a `charts:` entry of its kind, a table a `table:` entry. Titles and labels are headings,
@@ -53,7 +54,7 @@ REPORT_SUFFIXES = (".html", ".htm", ".md")
 SECTION_KEYS = ("id", "title", "show")
 CHART_KINDS = ("quality_vs_time", "deltas")
 SECTION_BLOCKS = ("table", *CHART_KINDS, "provenance", "claims_by_kind", "decisions", "rerank_cost", "per_query",
-                  "checked", "frontier")
+                  "checked", "frontier", "all_pairs")
 TABLE_KEYS = ("rows", "name", "columns")
 COLUMN_KEYS = ("label", "key", "path", "format", "only", "otherwise", "interval")
 DEFAULT_PROVENANCE = ("documents", "queries", "query_set", "candidate_depth", "manifest.platform",

@@ -4,5 +4,6 @@ Modules: `values` (formatting a results value), `doors` (escaping and marking ev
 value), `labels` (the label registry), `sources` (each claim's evidence as a reader sees it),
 `views` (what templates receive), `charts` (inline SVG), `orphans` (the scan that proves every
 visible word was emitted on purpose), `stamps` (build stamps and `render --check`), `renderer`
-(the orchestration) and `export` (`readout export`: the rows table as CSV or LaTeX).
+(the orchestration), `export` (`readout export`: the rows table as CSV or LaTeX) and `summary`
+(the README's verdict summary, rendered from the results).
 """

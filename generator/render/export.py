@@ -49,7 +49,7 @@ from generator.render.labels import LABELS_NAME, Labels, load_labels
 from generator.render.orphans import MARKS
 from generator.render.renderer import load_project_results
 from generator.render.views import table_view
-from generator.results import Results, clip, read_results
+from generator.results import RESULTS_NAME, Results, clip, read_results
 
 FORMATS = ("csv", "latex")
 # What `--to` may be called, per format: never results.json, readout.yaml or a report.
@@ -153,6 +153,12 @@ def choose_output(project: Project, output: str | None) -> OutputSpec:
 
 def _results(project: Project, results_file: str | Path | None) -> Results:
     if results_file is None:
+        others = sorted(path.name for path in project.outputs_dir.glob("results-*.json")) \
+            if not (project.outputs_dir / RESULTS_NAME).exists() and project.outputs_dir.is_dir() else []
+        if others:
+            # `evaluate --queries all` alone writes only its own file: say which one to export.
+            raise InputError(f"missing; outputs/ holds {', '.join(others[:3])}: export it with --results "
+                             f"{others[0]}", path=display_path(project.outputs_dir / RESULTS_NAME))
         return load_project_results(project)
     path = Path(results_file).expanduser()
     path = path if path.is_absolute() else project.outputs_dir / path
@@ -257,6 +263,9 @@ def configure_export(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", dest="output_name", metavar="NAME", default=None,
                         help="which report's table: readout, teachback or aar (default: the first of them, in "
                              "that order, that has a table)")
+    parser.add_argument("--results", dest="results_file", type=path_option, default=None, metavar="FILE",
+                        help="the results file to export: a name in outputs/ (results-300.json) or a path; "
+                             "default: outputs/results.json")
     parser.add_argument("--to", type=path_option, default=None, metavar="FILE",
                         help="write FILE (.csv or .tex) atomically instead of printing to stdout")
 
@@ -276,7 +285,8 @@ def write_export(text: str, target: Path, fmt: str) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    text = export_table(load_project(args.project), output=args.output_name, fmt=args.format)
+    text = export_table(load_project(args.project), output=args.output_name, fmt=args.format,
+                        results_file=args.results_file)
     if args.to is not None:
         size = write_export(text, args.to, args.format)
         print(f"wrote {display_path(args.to)} ({size} bytes)")

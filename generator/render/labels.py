@@ -37,6 +37,12 @@ class Labels:
             raise InputError(f"no label {key!r}; add it to the label registry", path=self._source)
         return self._door.data(self._texts[key])
 
+    def raw(self, key: str) -> str:
+        """The registry's text before its door: for a label joined to another and escaped once."""
+        if key not in self._texts:
+            raise InputError(f"no label {key!r}; add it to the label registry", path=self._source)
+        return self._texts[key]
+
     def has(self, key: str) -> bool:
         return key in self._texts
 

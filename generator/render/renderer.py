@@ -36,8 +36,8 @@ from generator.render.doors import Door, HtmlDoor, MarkdownDoor
 from generator.render.labels import LABELS_NAME, Labels, load_labels
 from generator.render.orphans import Orphan, scan
 from generator.render.stamps import STAMP_NAME, Rendered, stale_outputs, stamp_text, template_hashes
-from generator.render.views import (SectionView, anchor, claim_views, claims_by_kind, decisions_view, order_view,
-                                    frontier_view, per_query_view, provenance_view, rerank_cost_view,
+from generator.render.views import (SectionView, all_pairs_view, anchor, claim_views, claims_by_kind, decisions_view,
+                                    order_view, frontier_view, per_query_view, provenance_view, rerank_cost_view,
                                     table_view)
 from generator.results import RESULTS_NAME, Results, lookup, read_results
 
@@ -137,6 +137,7 @@ def _context(project: Project, report: CheckReport, spec: OutputSpec, shared: _S
         "order": order_view(report, door, labels),
         "rerank_cost": rerank_cost_view(results.data, door, labels, _budget(report)),
         "frontier": frontier_view(results.data, door, labels, _budget(report)),
+        "all_pairs": all_pairs_view(results.data, door, labels),
         "frontier_chart": charts.frontier(results.data, door, labels, _budget(report)) if spec.is_html else "",
         "stamp_name": STAMP_NAME,
         "stamp": stamp_text(stamp),

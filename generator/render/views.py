@@ -181,8 +181,36 @@ def table_view(table: TableSpec, results: dict, door: Door, labels: Labels) -> d
     text_columns = [all(row["cells"][index].get("text", True) for row in rows if not row["cells"][index]["missing"])
                     and any(not row["cells"][index]["missing"] for row in rows)
                     for index in range(len(table.columns))]
-    return {"columns": [door.data(column.label) for column in table.columns], "rows": rows,
+    return {"columns": [door.data(_column_label(column, results, labels)) for column in table.columns], "rows": rows,
             "has_intervals": has_intervals, "text_columns": text_columns}
+
+
+def _graded_gains(results: dict) -> dict[str, str]:
+    """{metric name: its nDCG gain} when the judgements are graded (more than one positive
+    grade), where the gain changes the figure; empty on binary judgements such as SciFact's."""
+    manifest = results.get("manifest") if isinstance(results.get("manifest"), dict) else {}
+    copy = manifest.get("qrels_copy") if isinstance(manifest.get("qrels_copy"), dict) else {}
+    grades = copy.get("positive_grades")
+    metrics = manifest.get("metrics") if isinstance(manifest.get("metrics"), dict) else {}
+    if not isinstance(grades, list) or len(grades) < 2:
+        return {}
+    return {name: entry["gain"] for name, entry in metrics.items()
+            if isinstance(entry, dict) and entry.get("measure") == "ndcg" and entry.get("gain") in GAIN_LABELS}
+
+
+GAIN_LABELS = {"linear": "gain_linear", "binary": "gain_binary", "exponential": "gain_exponential"}
+
+
+def _column_label(column: Any, results: dict, labels: Labels) -> str:
+    """A column of an nDCG figure says its gain in the header wherever grades exist: the same
+    run scores differently under each, and a reader comparing with ranx or trec_eval must know."""
+    gains = _graded_gains(results)
+    field = str(column.key or column.path or "")
+    found = sorted({gain for name, gain in gains.items()
+                    if re.search(rf"(?<![A-Za-z0-9@:]){re.escape(name)}(?![A-Za-z0-9:])", field)})
+    if not found:
+        return column.label
+    return f"{column.label} ({', '.join(labels.raw(GAIN_LABELS[gain]) for gain in found)})"
 
 
 def provenance_view(spec: OutputSpec, report: CheckReport, results: dict, results_hashes: dict[str, str],
@@ -410,6 +438,34 @@ def frontier_view(results: dict, door: Door, labels: Labels, budget: float | Non
                      "how": _status_label(str(entry.get("cost")), labels, door, "frontier.cost")})
     return {"rows": rows, "metric": door.data(str(frontier.get("metric"))), "over": door.code(str(frontier.get("over"))),
             "over_mean": door.data(format_number(frontier.get("over_mean"), ".3f"))}
+
+
+def all_pairs_view(results: dict, door: Door, labels: Labels) -> list[dict] | None:
+    """One table per metric of the all_pairs block: each pair's change, its own paired interval,
+    its p-value and Holm's, and whether it is clear of zero after the correction; the clearest
+    pairs first, then by name."""
+    block = results.get("all_pairs")
+    if not isinstance(block, dict) or not isinstance(block.get("metrics"), dict):
+        return None
+    tables = []
+    for metric, family in block["metrics"].items():
+        pairs = family.get("pairs") if isinstance(family, dict) else None
+        if not isinstance(pairs, dict) or not pairs:
+            continue
+        entries = sorted(pairs.items(), key=lambda item: (item[1].get("p_holm", 1.0), item[0]))
+        rows = [{"row": door.code(_table_word(str(entry.get("row")), f"all_pairs.{metric}.row")),
+                 "baseline": door.code(_table_word(str(entry.get("baseline")), f"all_pairs.{metric}.baseline")),
+                 "delta": door.data(format_number(entry.get("delta"), "+.3f")),
+                 "interval": door.interval(door.data(format_number(entry.get("ci95_low"), "+.3f")),
+                                           door.data(format_number(entry.get("ci95_high"), "+.3f"))),
+                 "p": door.data(format_number(entry.get("p_value"), ".4f")),
+                 "p_holm": door.data(format_number(entry.get("p_holm"), ".4f")),
+                 "cleared": labels.all_pairs_yes if entry.get("distinguishable_holm") else labels.all_pairs_no,
+                 "cleared_class": "fits" if entry.get("distinguishable_holm") else ""}
+                for _, entry in entries]
+        tables.append({"metric": door.data(str(metric)), "rows": rows,
+                       "family": door.data(str(family.get("family", len(rows))))})
+    return tables or None
 
 
 def per_query_view(results: dict, door: Door, baseline: str = "dense") -> dict | None:

@@ -69,7 +69,7 @@ RANKINGS = {
     "s": {"q1": ["a", "c"]},           # no list for q2 or q3
 }
 QUERIES = ["q1", "q2", "q3"]
-HAND_METRICS = [Metric("recall@2", "recall", 2), Metric("recall@50", "recall", 50), Metric("nDCG@2", "ndcg", 2),
+HAND_METRICS = [Metric("recall@2", "recall", 2), Metric("recall@50", "recall", 50), Metric("nDCG@2", "ndcg", 2, "binary"),
                 EXP_NDCG3]
 
 
@@ -228,7 +228,7 @@ def test_a_pool_smaller_than_the_relevant_set_keeps_the_ceiling_below_one():
     # recall@3 ceiling = 2/3. Binary nDCG@5: best [a, b, junk] = (1 + 1/L3) / (1 + 1/L3 + 1/2) < 1.
     # Graded nDCG@3 (a=3, b=2, c=3): best [a, b, junk] = (7 + 3/L3) / (7 + 7/L3 + 3/2) < 1.
     block = ceiling_block({"r": {"q": ["junk", "b", "a"]}}, {"q": {"a": 3, "b": 2, "c": 3}}, ["q"],
-                          [RECALL3, Metric("nDCG@5", "ndcg", 5), EXP_NDCG3])
+                          [RECALL3, Metric("nDCG@5", "ndcg", 5, "binary"), EXP_NDCG3])
     rows = block["rows"]["r"]
     assert rows["recall@3"]["ceiling"] == pytest.approx(2 / 3)
     assert rows["nDCG@5"]["ceiling"] == pytest.approx((1 + 1 / L3) / (1 + 1 / L3 + 0.5))

@@ -26,13 +26,15 @@ L2, L3, L4, L5, L6 = (math.log2(n) for n in (2, 3, 4, 5, 6))
     ("p@1", "P@1", "precision", 1, "binary"),
     ("precision@5", "P@5", "precision", 5, "binary"),
     ("P_5", "P@5", "precision", 5, "binary"),
-    ("nDCG@5", "nDCG@5", "ndcg", 5, "binary"),
-    ("NDCG@5", "nDCG@5", "ndcg", 5, "binary"),
-    ("ndcg@5:binary", "nDCG@5", "ndcg", 5, "binary"),
-    ("nDCG@10:linear", "nDCG@10:linear", "ndcg", 10, "linear"),
-    ("nDCG@10:LINEAR", "nDCG@10:linear", "ndcg", 10, "linear"),
-    ("ndcg_cut_10", "nDCG@10:linear", "ndcg", 10, "linear"),     # trec_eval's measure: gain = grade
-    ("ndcg_cut.20", "nDCG@20:linear", "ndcg", 20, "linear"),
+    # Bare nDCG@k is trec_eval's ndcg_cut_k (gain = grade), as in ir_measures and ranx.
+    ("nDCG@5", "nDCG@5", "ndcg", 5, "linear"),
+    ("NDCG@5", "nDCG@5", "ndcg", 5, "linear"),
+    ("ndcg@5:binary", "nDCG@5:binary", "ndcg", 5, "binary"),
+    ("nDCG@5:BINARY", "nDCG@5:binary", "ndcg", 5, "binary"),
+    ("nDCG@10:linear", "nDCG@10", "ndcg", 10, "linear"),
+    ("nDCG@10:LINEAR", "nDCG@10", "ndcg", 10, "linear"),
+    ("ndcg_cut_10", "nDCG@10", "ndcg", 10, "linear"),     # trec_eval's measure: gain = grade
+    ("ndcg_cut.20", "nDCG@20", "ndcg", 20, "linear"),
     ("nDCG@3:exponential", "nDCG@3:exponential", "ndcg", 3, "exponential"),
     ("MRR@10", "MRR@10", "mrr", 10, "binary"),
     ("mrr@10", "MRR@10", "mrr", 10, "binary"),
@@ -54,7 +56,11 @@ def test_the_row_metrics_keep_their_names_and_manifest_entries():
     assert [metric_from_name(m.name) for m in ROW_METRICS] == list(ROW_METRICS)
     assert [m.as_manifest() for m in ROW_METRICS] == [
         {"measure": "recall", "cutoff": 5, "gain": "binary"}, {"measure": "recall", "cutoff": 50, "gain": "binary"},
-        {"measure": "ndcg", "cutoff": 5, "gain": "binary"}]
+        {"measure": "ndcg", "cutoff": 5, "gain": "linear"}]
+    # Results written before bare nDCG@k meant the linear gain record `binary` and keep it.
+    old = Metric.from_manifest("nDCG@5", {"measure": "ndcg", "cutoff": 5, "gain": "binary"})
+    assert old.gain == "binary" and old.name == "nDCG@5" and old.canonical_name == "nDCG@5:binary"
+    assert Metric("nDCG@5", "ndcg", 5).gain == "linear" and Metric("P@5", "precision", 5).gain == "binary"
     assert DELTA_METRICS == ("recall@5", "recall@50", "nDCG@5")
     # The sandbox names its exponential nDCG `nDCG@3`; a free name keeps working.
     sandbox = Metric("nDCG@3", "ndcg", 3, "exponential")
@@ -134,12 +140,14 @@ def test_metric_name_refuses_a_gain_its_measure_does_not_take():
 
 
 def test_a_list_of_names_keeps_its_order_and_refuses_two_names_of_one_metric():
-    assert [m.name for m in metrics_from_names(["nDCG@10", "R@100", "ndcg_cut_10", "MRR@10"])] == \
-        ["nDCG@10", "recall@100", "nDCG@10:linear", "MRR@10"]
+    assert [m.name for m in metrics_from_names(["nDCG@10:binary", "R@100", "ndcg_cut_10", "MRR@10"])] == \
+        ["nDCG@10:binary", "recall@100", "nDCG@10", "MRR@10"]
     with pytest.raises(ValueError, match="'R@5' and 'recall@5' both mean recall@5"):
         metrics_from_names(["R@5", "recall@5"])
-    with pytest.raises(ValueError, match="'nDCG@5:linear' and 'ndcg_cut_5' both mean nDCG@5:linear"):
+    with pytest.raises(ValueError, match="'nDCG@5:linear' and 'ndcg_cut_5' both mean nDCG@5"):
         metrics_from_names(["nDCG@5:linear", "ndcg_cut_5"])
+    with pytest.raises(ValueError, match="'nDCG@5' and 'nDCG@5:linear' both mean nDCG@5"):
+        metrics_from_names(["nDCG@5", "nDCG@5:linear"])
     with pytest.raises(ValueError, match="at least one metric name"):
         metrics_from_names([])
     with pytest.raises(ValueError, match="single string"):
@@ -163,8 +171,9 @@ RANKING = ["e", "d", "a", "x", "b", "c"]
     # MAP@k = (sum of P@r at relevant ranks r <= k) / |R|: P@3 = 1/3, P@5 = 2/5, P@6 = 3/6
     ("MAP@2", 0.0), ("MAP@3", (1 / 3) / 4), ("MAP@5", (1 / 3 + 2 / 5) / 4), ("MAP@10", (1 / 3 + 2 / 5 + 3 / 6) / 4),
     # binary nDCG@5: DCG = 1/log2(4) + 1/log2(6); ideal = 4 hits on top, capped at 5 ranks
-    ("nDCG@5", (1 / L4 + 1 / L6) / (1 / L2 + 1 / L3 + 1 / L4 + 1 / L5)),
-    # linear nDCG@5: DCG = 3/log2(4) + 2/log2(6); ideal grades 3, 2, 2, 1 on ranks 1-4
+    ("nDCG@5:binary", (1 / L4 + 1 / L6) / (1 / L2 + 1 / L3 + 1 / L4 + 1 / L5)),
+    # linear nDCG@5 (bare nDCG@5): DCG = 3/log2(4) + 2/log2(6); ideal grades 3, 2, 2, 1 on ranks 1-4
+    ("nDCG@5", (3 / L4 + 2 / L6) / (3 / L2 + 2 / L3 + 2 / L4 + 1 / L5)),
     ("nDCG@5:linear", (3 / L4 + 2 / L6) / (3 / L2 + 2 / L3 + 2 / L4 + 1 / L5)),
     # linear nDCG@2: nothing relevant in the top 2; ideal 3/log2(2) + 2/log2(3)
     ("nDCG@2:linear", 0.0),
@@ -182,17 +191,17 @@ def test_hand_computed_values_on_the_seed_fixture():
     # The seed fixture: ranking d3 d1 d7 d2 d9, relevant {d1, d2, d4}: hits at ranks 2 and 4.
     ranking, grades = ["d3", "d1", "d7", "d2", "d9"], {"d1": 1, "d2": 1, "d4": 1}
     values = per_query_metrics(ranking, grades, metrics_from_names(
-        ["recall@5", "P@5", "MRR@5", "MAP@5", "nDCG@5", "nDCG@5:linear", "nDCG@5:exponential"]))
+        ["recall@5", "P@5", "MRR@5", "MAP@5", "nDCG@5", "nDCG@5:binary", "nDCG@5:exponential"]))
     ndcg = (1 / L3 + 1 / L5) / (1 / L2 + 1 / L3 + 1 / L4)    # 0.4982
     assert values == pytest.approx({
         "recall@5": 2 / 3, "P@5": 2 / 5, "MRR@5": 1 / 2,
         "MAP@5": (1 / 2 + 2 / 4) / 3,                         # P@2 = 1/2, P@4 = 2/4, over |R| = 3
-        "nDCG@5": ndcg, "nDCG@5:linear": ndcg, "nDCG@5:exponential": ndcg}, abs=1e-15)
+        "nDCG@5": ndcg, "nDCG@5:binary": ndcg, "nDCG@5:exponential": ndcg}, abs=1e-15)
     assert round(values["nDCG@5"], 4) == 0.4982
 
 
 def test_no_relevant_document_and_an_empty_ranking_score_zero():
-    for name in ("recall@5", "P@5", "MRR@5", "MAP@5", "nDCG@5", "nDCG@5:linear", "nDCG@5:exponential"):
+    for name in ("recall@5", "P@5", "MRR@5", "MAP@5", "nDCG@5", "nDCG@5:binary", "nDCG@5:exponential"):
         metric = metric_from_name(name)
         assert metric.per_query(["a", "b"], {"a": 0, "b": -1}) == 0.0, name
         assert metric.per_query([], {"a": 0, "b": -1}) == 0.0, name
@@ -225,15 +234,16 @@ def test_linear_ndcg_ignores_zero_and_negative_grades_and_rates_equal_grades_as_
     grades = {"a": 2, "b": 2, "c": 2}
     for k in (1, 2, 5):
         assert metric_from_name(f"nDCG@{k}:linear").per_query(["x", "b", "a"], grades) == pytest.approx(
-            metric_from_name(f"nDCG@{k}").per_query(["x", "b", "a"], grades), abs=1e-15)
+            metric_from_name(f"nDCG@{k}:binary").per_query(["x", "b", "a"], grades), abs=1e-15)
 
 
 def test_binary_and_linear_ndcg_differ_on_graded_judgements():
     # Ranking c(1) a(3), judgements a=3 and c=1. Binary: both relevant, perfect order -> 1.0.
     # Linear: DCG = 1 + 3/log2(3), ideal = 3 + 1/log2(3).
-    assert metric_from_name("nDCG@2").per_query(["c", "a"], {"a": 3, "c": 1}) == 1.0
-    assert metric_from_name("nDCG@2:linear").per_query(["c", "a"], {"a": 3, "c": 1}) == pytest.approx(
-        (1 + 3 / L3) / (3 + 1 / L3), abs=1e-15)
+    assert metric_from_name("nDCG@2:binary").per_query(["c", "a"], {"a": 3, "c": 1}) == 1.0
+    for name in ("nDCG@2", "nDCG@2:linear"):
+        assert metric_from_name(name).per_query(["c", "a"], {"a": 3, "c": 1}) == pytest.approx(
+            (1 + 3 / L3) / (3 + 1 / L3), abs=1e-15)
 
 
 def test_the_checker_module_stays_free_of_numpy():

@@ -12,8 +12,8 @@ Three sources of runs and judgements:
 The trec_eval counterpart of each family:
 - recall@k -> recall_k; P@k -> P_k; MAP@k -> map_cut_k (judgements as they are);
 - MRR@k -> recip_rank on the run truncated to its top k (recip_rank has no cutoff);
-- nDCG@k:linear -> ndcg_cut_k (gain = grade) on the judgements as they are;
-- nDCG@k (binary) -> ndcg_cut_k on the judgements with every positive grade set to 1 (on
+- nDCG@k (and nDCG@k:linear) -> ndcg_cut_k (gain = grade) on the judgements as they are;
+- nDCG@k:binary -> ndcg_cut_k on the judgements with every positive grade set to 1 (on
   binary judgements, SciFact's, that is the judgements as they are);
 - nDCG@k:exponential -> ndcg_cut_k on the judgements with every positive grade g set to 2^g - 1,
   and an independent computation from the definition.
@@ -49,7 +49,8 @@ FAMILIES = {
     "P@{k}": ("as judged", "P_{k}", False),
     "MAP@{k}": ("as judged", "map_cut_{k}", False),
     "MRR@{k}": ("as judged", "recip_rank", True),
-    "nDCG@{k}": ("binary", "ndcg_cut_{k}", False),
+    "nDCG@{k}": ("as judged", "ndcg_cut_{k}", False),
+    "nDCG@{k}:binary": ("binary", "ndcg_cut_{k}", False),
     "nDCG@{k}:linear": ("as judged", "ndcg_cut_{k}", False),
     "ndcg_cut_{k}": ("as judged", "ndcg_cut_{k}", False),
     "nDCG@{k}:exponential": ("exponential", "ndcg_cut_{k}", False),
@@ -288,7 +289,9 @@ def test_binary_ndcg_equals_ndcg_cut_only_where_relevant_documents_share_one_gra
     # relevant documents are all grade 2, so the two agree.
     qrels, runs = sources["graded"]
     ndcg_cut = trec_eval(sources, "graded", "bm25", "as judged", "ndcg_cut_5")
-    binary = metric_from_name("nDCG@5")
+    binary = metric_from_name("nDCG@5:binary")
+    assert metric_from_name("nDCG@5").per_query(ranking_of(runs["bm25"]["1"]), qrels["1"]) == pytest.approx(
+        ndcg_cut["1"], abs=TOLERANCE)
     assert abs(binary.per_query(ranking_of(runs["bm25"]["1"]), qrels["1"]) - ndcg_cut["1"]) > 1e-3
     assert binary.per_query(ranking_of(runs["bm25"]["2"]), qrels["2"]) == pytest.approx(ndcg_cut["2"], abs=TOLERANCE)
     # SciFact's judgements are binary (every grade 1): there the three gains agree.
@@ -296,7 +299,7 @@ def test_binary_ndcg_equals_ndcg_cut_only_where_relevant_documents_share_one_gra
     assert {g for docs in scifact_qrels.values() for g in docs.values()} == {1}
     for query, scores in scifact_runs["hybrid"].items():
         values = {metric_from_name(f"nDCG@5{g}").per_query(ranking_of(scores), scifact_qrels[query])
-                  for g in ("", ":linear", ":exponential")}
+                  for g in ("", ":binary", ":linear", ":exponential")}
         assert max(values) - min(values) <= 1e-15
 
 

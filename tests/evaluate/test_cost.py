@@ -307,15 +307,15 @@ def test_the_extrapolated_cost_matches_the_full_measurement_within_ten_per_cent(
                     log=lambda _: None)
     pricings = {method: open_pricing(model, method=method, **settings) for method in ("full", "extrapolated")}
     warm = LONG_PAIRS["q0"]
-    ratios = []
-    for _ in range(7):   # the two methods query by query, so a busy spell of the machine hits both alike
-        totals = dict.fromkeys(pricings, 0.0)
+    timed: dict = {method: {query_id: [] for query_id in LONG_PAIRS} for method in pricings}
+    for _ in range(9):   # the two methods query by query, so a busy spell of the machine hits both alike
         for query_id, pairs in LONG_PAIRS.items():
             for method, pricing in pricings.items():
                 entries = pricing._time_query(query_id, pairs, warm)
-                totals[method] += _query_cost(query_id, entries, pricing.full_layers).milliseconds
-        ratios.append(totals["extrapolated"] / totals["full"])
-    assert abs(float(np.median(ratios)) - 1.0) <= 0.10, ratios
+                timed[method][query_id].append(_query_cost(query_id, entries, pricing.full_layers).milliseconds)
+    # Another test on the other core only ever adds time: each query's fastest round is its cost.
+    fastest = {method: sum(min(times) for times in by_query.values()) for method, by_query in timed.items()}
+    assert abs(fastest["extrapolated"] / fastest["full"] - 1.0) <= 0.10, timed
     figures = {method: _measure(model, tmp_path, pairs=LONG_PAIRS, max_length=256, batch_size=4, method=method,
                                 repeats=3).as_dict() for method in ("full", "extrapolated")}
     extrapolated = figures["extrapolated"]

@@ -237,15 +237,15 @@ def test_evaluate_refuses_a_batch_size_below_one(tmp_path, small_dataset, capsys
 
 
 def test_metrics_chosen_by_name_are_computed_compared_and_re_derived(small_dataset, tmp_path):
-    options = _options(small_dataset, tmp_path, skip_rerank=True, metrics=("P@5", "MRR@10", "nDCG@10:linear"))
+    options = _options(small_dataset, tmp_path, skip_rerank=True, metrics=("P@5", "MRR@10", "nDCG@10:binary"))
     results, problem = _verified(options, evaluate(options, log=lambda _: None))
     assert problem is None, problem
     hybrid = next(row for row in results["table"] if row["search"] == "hybrid")
-    assert {"P@5", "MRR@10", "nDCG@10:linear", "delta_MRR@10_vs_dense"} <= set(hybrid)
+    assert {"P@5", "MRR@10", "nDCG@10:binary", "delta_MRR@10_vs_dense"} <= set(hybrid)
     assert "recall@5" not in hybrid
-    assert set(results["comparisons"]["hybrid_vs_dense"]["metrics"]) == {"P@5", "MRR@10", "nDCG@10:linear"}
-    assert results["manifest"]["metrics"]["nDCG@10:linear"] == {"measure": "ndcg", "cutoff": 10, "gain": "linear"}
-    assert results["manifest"]["parameters"]["metrics"] == ["P@5", "MRR@10", "nDCG@10:linear"]
+    assert set(results["comparisons"]["hybrid_vs_dense"]["metrics"]) == {"P@5", "MRR@10", "nDCG@10:binary"}
+    assert results["manifest"]["metrics"]["nDCG@10:binary"] == {"measure": "ndcg", "cutoff": 10, "gain": "binary"}
+    assert results["manifest"]["parameters"]["metrics"] == ["P@5", "MRR@10", "nDCG@10:binary"]
 
 
 def test_an_unknown_metric_name_in_readout_yaml_is_one_line(tmp_path, small_dataset, capsys):

@@ -122,3 +122,22 @@ def test_bad_sweep_inputs_are_input_errors_naming_the_field(tiny_bert, tmp_path,
         _sweep(arguments["pairs"], arguments["models"], arguments["depths"], tmp_path,
                max_lengths=arguments["max_lengths"], precisions=arguments["precisions"], **settings)
     assert raised.value.field == field
+
+
+def test_a_sweep_lets_each_groups_models_go(tiny_bert, tmp_path):
+    """The shapes' modules sit in reference cycles; a sweep that left them to the collector's
+    schedule kept every group's models alive (80 configurations of the five built-in shapes
+    passed 24 GB and were killed). After a sweep no module it built is alive, uncollected."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    before = sum(isinstance(item, torch.nn.Module) for item in gc.get_objects())
+    gc.disable()   # only the sweep's own collection may free them
+    try:
+        _sweep(SHORTER, [str(tiny_bert)], [4, 8], tmp_path, max_lengths=(32, 64), precisions=("fp32", "int8"))
+        after = sum(isinstance(item, torch.nn.Module) for item in gc.get_objects())
+    finally:
+        gc.enable()
+    assert after <= before

@@ -166,6 +166,51 @@ def test_the_scifact_readout_reads_verdict_first_on_every_screen(name, viewport,
     assert (SCREENSHOTS / f"readout-{name}-{scheme}.png").stat().st_size > 20_000
 
 
+_DECISION_CELLS = """() => [...document.querySelectorAll('table.decisions th, table.decisions td')]
+    .filter(cell => cell.closest('thead') === null)
+    .map(cell => { const box = cell.getBoundingClientRect();
+                   const label = cell.querySelector('span.card-label');
+                   return [label ? label.innerText : cell.tagName, box.left, box.right, box.width]; })"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("viewport", [PHONE, {"width": 1280, "height": 900}], ids=["390px", "1280px"])
+def test_the_decisions_are_read_without_scrolling_and_the_page_opens_on_the_outcome(viewport):
+    """At 390 px every decision is a card: each column, "Decision now" and "Values read" among
+    them, inside the screen with no horizontal scroll. At 1280 px and at 390 px the page's first
+    sentence states the computed outcome."""
+    from generator.claims.checker import check_project
+    from generator.project import load_project
+
+    report = check_project(load_project(REPOSITORY))
+    outcome = next(row for row in report.decisions if row.trigger.decision == "D5").outcome
+    url = (REPOSITORY / "outputs" / "readout.html").resolve().as_uri()
+    with _playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport=viewport)
+            page.goto(url, wait_until="load")
+            first = page.evaluate("""() => {
+                const h1 = document.querySelector('h1');
+                const p = [...document.querySelectorAll('p')].find(
+                    p => h1.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING);
+                return p.innerText.split(/(?<=[.!?])\\s/)[0];
+            }""")
+            assert outcome.lower() in first.lower(), first
+            if viewport is PHONE:
+                cells = page.evaluate(_DECISION_CELLS)
+                labels = {label for label, *_ in cells}
+                assert {"Decision now", "Values read", "Trigger"} <= labels, labels
+                for label, left, right, width in cells:
+                    assert left >= 0 and right <= viewport["width"] and width > 0, (label, left, right)
+                region = page.locator("div.scroll.cards")
+                assert region.evaluate("el => el.scrollWidth <= el.clientWidth"), "the decision cards scroll sideways"
+                page.screenshot(path=str(SCREENSHOTS / "readout-phone-decisions.png"), full_page=False)
+            page.close()
+        finally:
+            browser.close()
+
+
 @pytest.mark.browser
 def test_missing_browser_fails_with_a_clear_message(monkeypatch, tmp_path):
     """The guard itself: pointing at a browser that does not exist fails, it does not skip."""

@@ -323,6 +323,23 @@ def test_a_results_file_other_than_results_json_is_named_in_the_comment(tmp_path
         export_table(project, results_file="results-999.json")
 
 
+def test_the_command_exports_any_results_file_and_names_it_when_results_json_is_missing(
+        tmp_path, make_project, capsysbinary):
+    project = project_with_rows(tmp_path, make_project)
+    main_file = project.outputs_dir / "results.json"
+    data = json.loads(main_file.read_text(encoding="utf-8"))
+    data["table"][0]["nDCG@5"] = 0.654321
+    (project.outputs_dir / "results-300.json").write_text(json.dumps(data), encoding="utf-8")
+    main_file.unlink()   # as after `readout evaluate --queries all` alone
+    with pytest.raises(InputError) as caught:
+        run_export(_args(str(project.root)))
+    assert caught.value.reason == "missing; outputs/ holds results-300.json: export it with --results results-300.json"
+    assert str(caught.value).count("\n") == 0 and "results.json" in str(caught.value)
+    assert run_export(_args(str(project.root), "--results", "results-300.json")) == 0
+    out = capsysbinary.readouterr().out.decode("utf-8")
+    assert out == export_table(project, results_file="results-300.json") and ",0.654," in out
+
+
 # --- errors -------------------------------------------------------------------------------------
 
 
@@ -377,7 +394,7 @@ def test_the_command_defaults_to_csv_of_the_current_project(capsysbinary, monkey
     args = _args()
     assert (args.project, args.format, args.output_name, args.to) == (Path("."), "csv", None, None)
     assert run_export(args) == 0
-    assert capsysbinary.readouterr().out.decode("utf-8").startswith("Row,What,Recall@3,NDCG@3\n")
+    assert capsysbinary.readouterr().out.decode("utf-8").startswith("Row,What,Recall@3,NDCG@3 (exponential in grade)\n")
 
 
 def test_to_writes_the_file_atomically(tmp_path, capsys, monkeypatch):
