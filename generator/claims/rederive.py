@@ -41,7 +41,7 @@ from generator.core.metrics import (Metric, macro_mean, metrics_from_names, perc
                                    timing_summary)
 from generator.core.options import SHAPE_COST
 from generator.core.rows import name_kind_problem, row_roles
-from generator.core.all_pairs import all_pairs_block
+from generator.core.all_pairs import all_pairs_block, reusing
 from generator.core.runfiles import positive_grades, read_qrels
 from generator.core.sample_check import sample_comparisons
 from generator.core.signflip import SIGNIFICANCE, agreement, exact_p_value, wins_ties_losses
@@ -330,9 +330,11 @@ class _Derivation:
             raise Mismatch(f"manifest.qrels_copy judges queries that were not evaluated: "
                            f"{sorted(set(judgements) - set(query_ids))[:5]}")
         copy = self.manifest["qrels_copy"]
-        if isinstance(copy, dict) and "positive_grades" in copy:
-            # The tables say which nDCG gain they show from this list; it is the judgements'.
-            _expect("manifest.qrels_copy.positive_grades", copy["positive_grades"], positive_grades(judgements))
+        grades = positive_grades(judgements)
+        # The tables say which nDCG gain they show from this list; it is the judgements'. Results
+        # written before it existed may leave it out only where it would say nothing (one grade).
+        if isinstance(copy, dict) and ("positive_grades" in copy or len(grades) > 1):
+            _expect("manifest.qrels_copy.positive_grades", copy.get("positive_grades"), grades)
         if "queries" in self.data and isinstance(self.data["queries"], int):
             _expect("queries", self.data["queries"], len(query_ids))
         rankings = self._check_rows(query_ids, key, metrics, judgements)
@@ -508,10 +510,7 @@ class _Derivation:
         rows = [str(row.get("search")) for row in self.data.get("table", []) if isinstance(row, dict)]
         metrics = sorted(self.manifest.get("metrics") or {})
 
-        def compare_pair(row: str, baseline: str, name: str, metric: str) -> Mapping[str, Any]:
-            known = comparisons.get(name)
-            if isinstance(known, dict) and known.get("measured") and metric in known.get("metrics", {}):
-                return known["metrics"][metric]
+        def draw(row: str, baseline: str, name: str, metric: str) -> Mapping[str, Any]:
             if method is None:
                 raise Mismatch("all_pairs holds figures, but manifest.uncertainty records no method to draw them")
             try:
@@ -521,7 +520,7 @@ class _Derivation:
                 raise Mismatch(f"all_pairs.metrics.{metric} names a metric the rows were not scored on") from None
             return recompute_comparison(*scores, name, metric, method)
 
-        derived = all_pairs_block(rows, {row: row in measured for row in rows}, metrics, compare_pair)
+        derived = all_pairs_block(rows, {row: row in measured for row in rows}, metrics, reusing(comparisons, draw))
         written = block.get("metrics") if isinstance(block, dict) and isinstance(block.get("metrics"), dict) else {}
         for metric, family in derived["metrics"].items():
             pairs = written.get(metric, {}).get("pairs") if isinstance(written.get(metric), dict) else None

@@ -41,6 +41,19 @@ def holm_adjusted(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
+def reusing(comparisons: Mapping[str, Any],
+            draw: Callable[[str, str, str, str], Mapping[str, Any]]) -> Callable[[str, str, str, str], Mapping[str, Any]]:
+    """`compare_pair` that takes a pair's figures from a comparisons block where it holds them
+    (the same key and metric give the same seed, so the same figures) and draws the others."""
+    def compare_pair(row: str, baseline: str, key: str, metric: str) -> Mapping[str, Any]:
+        known = comparisons.get(key)
+        if isinstance(known, dict) and known.get("measured") and metric in known.get("metrics", {}):
+            return known["metrics"][metric]
+        return draw(row, baseline, key, metric)
+
+    return compare_pair
+
+
 def family_pairs(rows: Sequence[str]) -> list[tuple[str, str]]:
     """(later row, earlier row) for every pair, in row order."""
     return [(rows[later], rows[earlier]) for earlier in range(len(rows)) for later in range(earlier + 1, len(rows))]

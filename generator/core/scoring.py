@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from generator.core.all_pairs import all_pairs_block
+from generator.core.all_pairs import all_pairs_block, reusing
 from generator.core.comparisons import (compare, comparison_key, comparisons_block, default_pairs, per_query_scores,
                                         seed_for)
 from generator.core.diagnosis import count_verdicts, diagnose, recall_verdict
@@ -105,16 +105,13 @@ def _all_pairs(rows: Sequence[RowRun], per_query: Mapping[str, Any], query_ids: 
                metrics: Sequence[Metric], comparisons: Mapping[str, Any], seed: int, resamples: int) -> dict[str, Any]:
     """Every pair of measured rows (generator.core.all_pairs); a pair `comparisons` already
     drew is taken from it (the same seed gives the same figures), the others drawn here."""
-    def compare_pair(row: str, baseline: str, key: str, metric: str) -> Mapping[str, Any]:
-        known = comparisons.get(key)
-        if known is not None and known.get("measured") and metric in known.get("metrics", {}):
-            return known["metrics"][metric]
+    def draw(row: str, baseline: str, key: str, metric: str) -> Mapping[str, Any]:
         return compare(per_query_scores(per_query, row, query_ids, metric),
                        per_query_scores(per_query, baseline, query_ids, metric),
                        seed=seed_for(seed, key, metric), resamples=resamples)
 
     return all_pairs_block([row.name for row in rows], {row.name: row.name in per_query for row in rows},
-                           [metric.name for metric in metrics], compare_pair)
+                           [metric.name for metric in metrics], reusing(comparisons, draw))
 
 
 def rerank_summary(candidates: Mapping[str, Ranking] | None, reranked: Mapping[str, Ranking] | None,

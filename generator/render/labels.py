@@ -33,9 +33,7 @@ class Labels:
         return self[key]
 
     def __getitem__(self, key: str) -> str:
-        if key not in self._texts:
-            raise InputError(f"no label {key!r}; add it to the label registry", path=self._source)
-        return self._door.data(self._texts[key])
+        return self._door.data(self.raw(key))
 
     def raw(self, key: str) -> str:
         """The registry's text before its door: for a label joined to another and escaped once."""

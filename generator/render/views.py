@@ -181,7 +181,8 @@ def table_view(table: TableSpec, results: dict, door: Door, labels: Labels) -> d
     text_columns = [all(row["cells"][index].get("text", True) for row in rows if not row["cells"][index]["missing"])
                     and any(not row["cells"][index]["missing"] for row in rows)
                     for index in range(len(table.columns))]
-    return {"columns": [door.data(_column_label(column, results, labels)) for column in table.columns], "rows": rows,
+    gains = _graded_gains(results)
+    return {"columns": [door.data(_column_label(column, gains, labels)) for column in table.columns], "rows": rows,
             "has_intervals": has_intervals, "text_columns": text_columns}
 
 
@@ -201,10 +202,10 @@ def _graded_gains(results: dict) -> dict[str, str]:
 GAIN_LABELS = {"linear": "gain_linear", "binary": "gain_binary", "exponential": "gain_exponential"}
 
 
-def _column_label(column: Any, results: dict, labels: Labels) -> str:
-    """A column of an nDCG figure says its gain in the header wherever grades exist: the same
-    run scores differently under each, and a reader comparing with ranx or trec_eval must know."""
-    gains = _graded_gains(results)
+def _column_label(column: Any, gains: dict[str, str], labels: Labels) -> str:
+    """A column of an nDCG figure says its gain in the header wherever grades exist (`gains`,
+    from _graded_gains): the same run scores differently under each, and a reader comparing
+    with ranx or trec_eval must know."""
     field = str(column.key or column.path or "")
     found = sorted({gain for name, gain in gains.items()
                     if re.search(rf"(?<![A-Za-z0-9@:]){re.escape(name)}(?![A-Za-z0-9:])", field)})

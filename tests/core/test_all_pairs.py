@@ -74,7 +74,7 @@ def test_the_fixture_results_hold_every_pair_and_share_figures_with_comparisons(
             assert entry["p_holm"] >= entry["p_value"]
 
 
-@pytest.mark.parametrize("change", ["p_holm", "distinguishable_holm", "drop_pair", "drop_metric"])
+@pytest.mark.parametrize("change", ["p_holm", "distinguishable_holm", "drop_pair", "drop_metric", "drop_row"])
 def test_check_re_derives_the_block_and_refuses_an_edit(tmp_path, write_fixture_results, change):
     outputs = tmp_path / "outputs"
     write_fixture_results(outputs)
@@ -89,8 +89,10 @@ def test_check_re_derives_the_block_and_refuses_an_edit(tmp_path, write_fixture_
         family["pairs"][key]["distinguishable_holm"] = not family["pairs"][key]["distinguishable_holm"]
     elif change == "drop_pair":
         del family["pairs"][key]
-    else:
+    elif change == "drop_metric":
         del data["all_pairs"]["metrics"]["nDCG@5"]
+    else:   # a row taken out of the family shrinks m, so every Holm p-value drops
+        data["all_pairs"]["rows"] = data["all_pairs"]["rows"][:-1]
     data.pop("seal", None)
     path.write_text(json.dumps(seal(data, writer="readout evaluate 0.1.0")))
     problem = verify_results(read_results(path), outputs)

@@ -15,7 +15,7 @@ from generator.core.runfiles import read_qrels, read_run
 from generator.evaluate.pipeline import evaluate, write_outputs
 from generator.render.export import CsvDoor
 from generator.render.labels import Labels, load_labels
-from generator.render.views import _column_label
+from generator.render.views import _column_label, _graded_gains
 from generator.results import read_results, seal
 from tests.conftest import REPOSITORY_ROOT, make_small_dataset
 
@@ -70,14 +70,14 @@ def test_every_ndcg_header_says_its_gain_where_grades_exist(written):
         def __init__(self, key=None, path=None, label="x"):
             self.key, self.path, self.label = key, path, label
 
-    assert _column_label(Column("nDCG@5", label="nDCG@5"), results, labels) == "nDCG@5 (linear in grade)"
-    assert _column_label(Column("nDCG@5:binary", label="b"), results, labels) == "b (binary relevance)"
-    assert _column_label(Column("delta_nDCG@5_vs_dense", label="change"), results, labels) == "change (linear in grade)"
-    assert _column_label(Column("recall@5", label="Recall@5"), results, labels) == "Recall@5"
+    assert _column_label(Column("nDCG@5", label="nDCG@5"), _graded_gains(results), labels) == "nDCG@5 (linear in grade)"
+    assert _column_label(Column("nDCG@5:binary", label="b"), _graded_gains(results), labels) == "b (binary relevance)"
+    assert _column_label(Column("delta_nDCG@5_vs_dense", label="change"), _graded_gains(results), labels) == "change (linear in grade)"
+    assert _column_label(Column("recall@5", label="Recall@5"), _graded_gains(results), labels) == "Recall@5"
     # Binary judgements (SciFact: every grade 1): the gains agree, the header stays as written.
     binary = {**results, "manifest": {**results["manifest"],
                                       "qrels_copy": {**results["manifest"]["qrels_copy"], "positive_grades": [1]}}}
-    assert _column_label(Column("nDCG@5", label="nDCG@5"), binary, labels) == "nDCG@5"
+    assert _column_label(Column("nDCG@5", label="nDCG@5"), _graded_gains(binary), labels) == "nDCG@5"
 
 
 def test_the_recorded_grades_re_derive_and_a_hidden_grade_scale_does_not(written, tmp_path):
@@ -87,6 +87,10 @@ def test_the_recorded_grades_re_derive_and_a_hidden_grade_scale_does_not(written
     data = json.loads(written.read_text())
     data["manifest"]["qrels_copy"]["positive_grades"] = [1]     # says binary, so no header says its gain
     data.pop("seal", None)
+    (target / written.name).write_text(json.dumps(seal(data, writer="readout evaluate 0.1.0")))
+    problem = verify_results(read_results(target / written.name), target)
+    assert problem is not None and "positive_grades" in problem
+    del data["manifest"]["qrels_copy"]["positive_grades"]     # no list, so no header says its gain
     (target / written.name).write_text(json.dumps(seal(data, writer="readout evaluate 0.1.0")))
     problem = verify_results(read_results(target / written.name), target)
     assert problem is not None and "positive_grades" in problem
