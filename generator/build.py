@@ -6,6 +6,10 @@
    runs the sandbox, which needs no model and takes well under a second;
 2. the claim check, then the render (`generator.render.renderer.render_project`): the build
    stops when the check fails or an output holds orphan text, exactly like `readout render`.
+
+The whole build holds the outputs directory's write lock (generator.locks): a second `build`,
+`render`, `evaluate` or `sandbox` of the same project stops at once instead of mixing its files
+with this one's; and this one stops at once, before evaluating, while another holds it.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from generator.locks import outputs_lock
 from generator.project import Project
 from generator.render.renderer import RenderOutcome, render_project
 from generator.sandbox.runner import SandboxOutcome, run_sandbox
@@ -52,9 +57,10 @@ def refresh_results(project: Project, log: Callable[[str], None]) -> tuple[str, 
 
 
 def build_project(project: Project, log: Callable[[str], None] = print, *, draft: bool = False) -> BuildOutcome:
-    step, sandbox = refresh_results(project, log)
-    outcome = BuildOutcome(results_step=step, sandbox=sandbox)
-    if sandbox is not None and not sandbox.valid:
+    with outputs_lock(project.outputs_dir):
+        step, sandbox = refresh_results(project, log)
+        outcome = BuildOutcome(results_step=step, sandbox=sandbox)
+        if sandbox is not None and not sandbox.valid:
+            return outcome
+        outcome.render = render_project(project, draft=draft)
         return outcome
-    outcome.render = render_project(project, draft=draft)
-    return outcome

@@ -3,9 +3,15 @@
 Every command body does the same four things: load its input (usually the project), make one
 library call, format what came back, and return an exit code: 0 success, 1 findings (read from
 the returned result: an untraceable claim, a stale output, a failed self-test, an invalid
-sandbox run), 2 usage or input error. Library code raises; `main` maps every exception through
-`exit_code_for`, the one map, and prints it as one line (the traceback only with `--debug` or
-`READOUT_DEBUG=1`).
+sandbox run), 2 usage or input error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). Library
+code raises; `main` maps every exception through `exit_code_for`, the one map, and prints it as one
+line (the traceback only with `--debug` or `READOUT_DEBUG=1`). SIGTERM raises `Terminated`, a
+KeyboardInterrupt, so `kill` unwinds a command exactly as Ctrl-C does: every temporary removed,
+every lock released, one line.
+
+A command that writes a project's outputs (`evaluate`, `build`, `render`, `sandbox`) holds that
+directory's write lock while it runs (generator.locks); a second one stops at once with exit 2.
+`check` and `render --check` write no output and take no lock.
 
 Each command imports only what it runs: its modules are imported inside its own functions, and
 only the chosen command's options are configured, so `check` starts without the renderer, Jinja
@@ -19,10 +25,12 @@ import argparse
 import importlib
 import os
 import re
+import signal
 import sys
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, NoReturn, Sequence, TextIO
+from typing import TYPE_CHECKING, Callable, Iterator, NoReturn, Sequence, TextIO
 
 from generator import __version__
 from generator.errors import InputError, ReadoutError
@@ -36,10 +44,21 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+# 128 + SIGTERM, what a shell reports for a process the signal ended.
+EXIT_TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where SIGINT raises KeyboardInterrupt: every `except BaseException` that
+    removes a temporary, every lock's release and subprocess's own handling of an interrupt then
+    run for `kill` exactly as for Ctrl-C, where the default action would end the process on the
+    spot, temporaries and all."""
+
 
 # The one exception-to-exit-code map, most specific first. Findings are never exceptions: a
 # command reads them from the result it got back.
 EXCEPTION_EXIT_CODES: tuple[tuple[type[BaseException], int], ...] = (
+    (Terminated, EXIT_TERMINATED),
     (KeyboardInterrupt, EXIT_INTERRUPTED),
     (ReadoutError, EXIT_USAGE),
     (Exception, EXIT_USAGE),
@@ -60,6 +79,8 @@ def error_line(error: BaseException) -> str:
     """One line of at most ERROR_LINE_MAX characters for any exception: the library's own message,
     or, for anything unexpected, the file it came from and what (a value echoed from a hostile
     input is cut, never the whole line it came in)."""
+    if isinstance(error, Terminated):
+        return "Terminated."
     if isinstance(error, KeyboardInterrupt):
         return "Interrupted."
     if isinstance(error, ReadoutError):
@@ -179,6 +200,7 @@ def _positive(value: int | None, option: str) -> int | None:
 def _run_evaluate(args: argparse.Namespace) -> int:
     from generator.core.options import SKIP_RERANK_REASON
     from generator.evaluate.pipeline import run_and_write
+    from generator.locks import outputs_lock
     from generator.project import load_project
 
     project = load_project(args.project)
@@ -190,7 +212,8 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         encode_batch_size=_positive(args.encode_batch_size, "--encode-batch-size"),
         # A reason configured in readout.yaml describes the configured skip, not one asked for here.
         skip_rerank_reason=SKIP_RERANK_REASON if args.skip_rerank else None)
-    run_and_write(options, log=lambda message: print(message, file=sys.stderr))
+    with outputs_lock(options.results_path.parent):
+        run_and_write(options, log=lambda message: print(message, file=sys.stderr))
     return EXIT_OK
 
 
@@ -366,8 +389,9 @@ def _run_train_reranker(args: argparse.Namespace) -> int:
 
 def _run_init(args: argparse.Namespace) -> int:
     from generator.scaffold import init_lines, init_project
-    
-    outcome = init_project(args.directory, title=args.title, data=args.data, force=args.force)
+
+    outcome = init_project(args.directory, title=args.title, data=args.data, force=args.force, run=args.run_file,
+                           run_name=args.run_name)
     _print_lines(init_lines(outcome), sys.stdout)
     return EXIT_OK
 
@@ -517,8 +541,14 @@ def _run_render(args: argparse.Namespace) -> int:
     from generator.project import load_project
     from generator.render.renderer import render_project
     
-    outcome = render_project(load_project(args.project), draft=args.draft, check_only=args.check_only)
-    return _report_render(outcome, args.check_only)
+    project = load_project(args.project)
+    if args.check_only:
+        return _report_render(render_project(project, draft=args.draft, check_only=True), check_only=True)
+    from generator.locks import outputs_lock   # here: `render --check` writes nothing and never loads it
+
+    with outputs_lock(project.outputs_dir):
+        outcome = render_project(project, draft=args.draft)
+    return _report_render(outcome, check_only=False)
 
 
 def _configure_build(parser: argparse.ArgumentParser) -> None:
@@ -571,12 +601,14 @@ def _report_sandbox(outcome: SandboxOutcome) -> int:
 
 
 def _run_sandbox(args: argparse.Namespace) -> int:
+    from generator.locks import outputs_lock
     from generator.project import load_project
     from generator.sandbox.runner import run_sandbox
     
     project = load_project(args.project)
     project.require_kind("sandbox", "sandbox")
-    outcome = run_sandbox(project.sandbox_config(), report_visibility=args.report_visibility)
+    with outputs_lock(project.outputs_dir):
+        outcome = run_sandbox(project.sandbox_config(), report_visibility=args.report_visibility)
     if outcome.valid and outcome.result is not None:
         results = outcome.result.results
         k = results["parameters"]["cutoff"]
@@ -674,7 +706,8 @@ def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
         description="Decide, with evidence anyone can audit, whether a cross-encoder reranker earns "
                     "its CPU cost.",
         epilog="Exit codes: 0 success, 1 findings (failed check, untraceable claim, stale output), "
-               "2 usage or input error.")
+               "2 usage or input error (or the outputs being written by another readout process), "
+               "130 interrupted, 143 terminated.")
     parser.add_argument("--version", action="version", version=f"readout {__version__}")
     parser.add_argument("--debug", action="store_true",
                         help="on an unexpected error, print the traceback too (or set READOUT_DEBUG=1)")
@@ -696,19 +729,57 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return next((word for word in argv if not word.startswith("-")), None)
 
 
+def _raise_terminated(signum: int, frame: object) -> NoReturn:
+    raise Terminated
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """SIGTERM raises Terminated within the block. Only where it would otherwise end the process
+    on the spot (SIG_DFL): a handler or an ignore someone else set is theirs, and a thread other
+    than the main one cannot set a handler at all."""
+    try:
+        previous = signal.getsignal(signal.SIGTERM)
+        if previous is not signal.SIG_DFL:
+            previous = None
+        else:
+            signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(_command_in(argv)).parse_args(argv)
+    args = None
+    with _sigterm_raises():
+        # Parsing too: building a command's parser imports its option defaults, and an interrupt
+        # there is as much an interrupt as one in the command itself.
+        try:
+            args = build_parser(_command_in(argv)).parse_args(argv)
+            return args.run(args)
+        except BaseException as error:  # noqa: BLE001 - the one place every exception becomes an exit code
+            if isinstance(error, SystemExit):
+                raise
+            code = exit_code_for(error)
+            if _debugging(args) and not isinstance(error, (ReadoutError, KeyboardInterrupt)):
+                traceback.print_exc(file=sys.stderr)
+            print(error_line(error), file=sys.stderr)
+            return code
+
+
+def _interrupt_ends_the_process() -> None:
+    """From here on a Ctrl-C ends the process at once and quietly, as a shell expects (it reads
+    130): the work is over, and an interrupt must not become a traceback in the last lines."""
     try:
-        return args.run(args)
-    except BaseException as error:  # noqa: BLE001 - the one place every exception becomes an exit code
-        if isinstance(error, SystemExit):
-            raise
-        code = exit_code_for(error)
-        if _debugging(args) and not isinstance(error, (ReadoutError, KeyboardInterrupt)):
-            traceback.print_exc(file=sys.stderr)
-        print(error_line(error), file=sys.stderr)
-        return code
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+    except ValueError:
+        pass
 
 
 def run() -> NoReturn:
@@ -716,7 +787,18 @@ def run() -> NoReturn:
     done when `main` returns (every file it writes is renamed into place by then), and tearing
     down two hundred imported modules costs a tenth of a `check`; after the model stack was loaded
     (torch keeps its own exit handlers) the interpreter exits the usual way."""
-    code = main()
+    try:
+        code = main()
+        _interrupt_ends_the_process()
+    except KeyboardInterrupt as error:
+        # One that landed outside main's own handler: as main returned, or a second Ctrl-C while
+        # main reported the first.
+        _interrupt_ends_the_process()
+        code = exit_code_for(error)
+        try:
+            print(error_line(error), file=sys.stderr)
+        except (OSError, ValueError):
+            pass
     if any(name in sys.modules for name in ("torch", "sentence_transformers")):
         sys.exit(code)
     for stream in (sys.stdout, sys.stderr):

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -53,11 +54,45 @@ def _replace(source: str | os.PathLike, target: str | os.PathLike) -> None:
     os.replace(source, target)
 
 
+# What marks a readout project's directory (generator.project.CONFIG_NAME).
+PROJECT_MARKER = "readout.yaml"
+LINK_IN_PROJECT = ("is a symbolic link inside a readout project; readout writes only into the project's own "
+                   "directories (a link could send its files anywhere): replace the link with a directory")
+
+
+def link_inside_project(target: str | os.PathLike) -> Path | None:
+    """The first symbolic link among `target`'s directories that lies inside a readout project (a
+    directory above it holds readout.yaml), or None. The path is read as written, never resolved:
+    a cloned project whose outputs/ or outputs/runs/ is a link must not have its files written
+    wherever the link points. Links above every project (the project itself reached through a
+    link, /home on another disk) are the user's own arrangement and stay allowed."""
+    directories = list(Path(os.path.abspath(target)).parents)   # nearest first
+    links = [index for index, directory in enumerate(directories) if os.path.islink(directory)]
+    for index in links:
+        if any(os.path.isfile(os.path.join(above, PROJECT_MARKER)) for above in directories[index + 1:]):
+            return directories[index]
+    return None
+
+
+def _written_file_error(error: OSError, target: Path) -> OSError:
+    """The same OSError naming the file being written: a full disk or a quota says which output
+    it stopped (the bare write() error names no file)."""
+    if error.filename is None and error.errno is not None:
+        return type(error)(error.errno, error.strerror or os.strerror(error.errno), str(target))
+    return error
+
+
 def _write_temporary(target: Path, data: bytes) -> str:
     import tempfile   # here, not at the top: a check writes nothing and need not load it
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    link = link_inside_project(target)
+    if link is not None:
+        raise InputError(LINK_IN_PROJECT, path=display_path(link))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as error:
+        raise _written_file_error(error, target) from None
     try:
         # mkstemp creates 0600; outputs are ordinary files, so apply the usual umask instead.
         os.fchmod(fd, 0o666 & ~_current_umask())
@@ -65,6 +100,9 @@ def _write_temporary(target: Path, data: bytes) -> str:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+    except OSError as error:
+        _unlink_quietly(tmp_name)
+        raise _written_file_error(error, target) from None
     except BaseException:
         _unlink_quietly(tmp_name)
         raise
@@ -139,6 +177,25 @@ def utf8_text(path: Path, shown: str) -> str:
     except UnicodeDecodeError as error:
         line = data[:error.start].count(b"\n") + 1
         raise InputError(f"not UTF-8 text (byte {error.start:,} of the file)", path=shown, line=line) from None
+
+
+def regular_file_problem(path: str | os.PathLike) -> str | None:
+    """Why `path` is not a regular file to read, said by what it is, or None. A FIFO would block
+    a reader forever and a device never ends, so both are refused before anything opens them."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "not found"
+    except PermissionError:
+        return "not readable (permission denied)"
+    except OSError as error:
+        return f"cannot be read ({error.strerror or type(error).__name__})"
+    for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return f"is {what}, not a regular file"
+    return None if stat.S_ISREG(mode) else "is not a regular file"
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:

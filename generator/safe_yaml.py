@@ -13,17 +13,23 @@ bytes. `load_config` (and `load_config_with_lines`, which also maps every key to
 applies the same bounds to readout.yaml and the label registry and then builds plain values
 (numbers and booleans typed as YAML types them); there, a number longer than MAX_NUMBER_CHARS and
 a value PyYAML's constructors cannot build (`2020-02-30`, `!!int abc`) are input errors with
-their line too, never a ValueError.
+their line too, never a ValueError. A key written twice in one mapping, at any depth, is refused
+in both, as `FILE:LINE: KEY: duplicate key (first at line N)` with the second key's line (PyYAML
+keeps the last silently: `skip_rerank: true` then `skip_rerank: false` would run the reranker).
+In readout.yaml keys are compared as YAML types them, so `1` and `1.0`, or `true` and `yes`, are
+the same key; a `<<` merge may still be overridden by the mapping's own keys, as YAML means.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
 from generator.errors import InputError
+from generator.results import MAX_ECHO_CHARS, clip
 
 MAX_DEPTH = 64
 MAX_NODES = 2_000_000
@@ -33,6 +39,7 @@ MAX_BYTES = 32 * 1024 * 1024
 MAX_NUMBER_CHARS = 100
 _NUMBER_TAGS = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
 _NULL_SCALARS = frozenset({"", "~", "null", "Null", "NULL"})
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 _LOADERS: dict[bool, type] = {}
 
 
@@ -43,6 +50,23 @@ def _loader(text_only: bool) -> type:
         base = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
         if not text_only:
             class ConfigLoader(base):   # type: ignore[misc, valid-type]
+                def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+                    # Keys are compared once constructed, as the dict will hold them; a merge key's
+                    # entries are left to flatten_mapping, which lets the mapping's own keys win.
+                    first_line: dict[Any, int] = {}
+                    for key_node, _ in node.value if isinstance(node, yaml.MappingNode) else ():
+                        if key_node.tag == _MERGE_TAG:
+                            continue
+                        key = self.construct_object(key_node, deep=deep)
+                        if not isinstance(key, Hashable):
+                            continue
+                        line = key_node.start_mark.line + 1
+                        if key in first_line:
+                            raise _DuplicateKey(str(key_node.value) if isinstance(key_node, yaml.ScalarNode)
+                                                else str(key), line, first_line[key])
+                        first_line[key] = line
+                    return super().construct_mapping(node, deep=deep)
+
                 def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
                     # PyYAML's safe constructors raise plain ValueErrors for `2020-02-30`,
                     # `!!int abc` or `!!float x`, and an AttributeError for `!!timestamp 1`.
@@ -75,6 +99,20 @@ class _Unconstructable(Exception):
         super().__init__(problem)
         self.line = line
         self.problem = problem
+
+
+class _DuplicateKey(Exception):
+    """A key written twice in one mapping, found while constructing (the path is added by the
+    caller, which knows it)."""
+
+    def __init__(self, key: str, line: int, first_line: int):
+        super().__init__(key)
+        self.key, self.line, self.first_line = key, line, first_line
+
+
+def _duplicate_key_error(path: str, key: str, line: int, first_line: int) -> InputError:
+    return InputError(f"duplicate key (first at line {first_line})", path=path, line=line,
+                      field=clip(key, MAX_ECHO_CHARS))
 
 
 @dataclass
@@ -142,27 +180,6 @@ def _compose(text: str, path: str, text_only: bool, bounds: bool = True):
     return loader, root
 
 
-def _convert(node, path: str) -> Node:
-    line = node.start_mark.line + 1
-    if isinstance(node, yaml.ScalarNode):
-        if node.tag == "tag:yaml.org,2002:null":
-            return Node(None, line)
-        return Node(node.value, line)
-    if isinstance(node, yaml.SequenceNode):
-        return Node([_convert(item, path) for item in node.value], line)
-    mapping: dict[str, tuple[int, Node]] = {}
-    for key_node, value_node in node.value:
-        key_line = key_node.start_mark.line + 1
-        if not isinstance(key_node, yaml.ScalarNode):
-            raise InputError("a mapping key must be plain text", path=path, line=key_line)
-        key = key_node.value
-        if key in mapping:
-            raise InputError(f"duplicate key (first at line {mapping[key][0]})", path=path, line=key_line,
-                             field=key)
-        mapping[key] = (key_line, _convert(value_node, path))
-    return Node(mapping, line)
-
-
 def parse_yaml(text: str, path: str) -> Node | None:
     """The ledger's node tree: every scalar as text, with lines, bounded as `_Bounds` bounds a
     document (a ledger is checked and converted in one walk: it is the largest file read)."""
@@ -174,8 +191,8 @@ def parse_yaml(text: str, path: str) -> Node | None:
 
 
 class _BoundedConversion:
-    """`_Bounds` and `_convert` in one walk: children are marked when first reached, before any is
-    descended into, so an alias is met as an alias and not as deep nesting."""
+    """`_Bounds` and the conversion to `Node`s in one walk: children are marked when first reached,
+    before any is descended into, so an alias is met as an alias and not as deep nesting."""
 
     def __init__(self, path: str):
         self.path = path
@@ -207,8 +224,7 @@ class _BoundedConversion:
                 raise InputError("a mapping key must be plain text", path=self.path, line=key_line)
             key = key_node.value
             if key in mapping:
-                raise InputError(f"duplicate key (first at line {mapping[key][0]})", path=self.path, line=key_line,
-                                 field=key)
+                raise _duplicate_key_error(self.path, key, key_line, mapping[key][0])
             mapping[key] = (key_line, self.convert(value_node, depth + 1))
         return Node(mapping, line)
 
@@ -258,6 +274,8 @@ def load_config_with_lines(text: str, path: str) -> tuple[Any, Lines]:
         mark = getattr(error, "problem_mark", None)
         raise InputError(f"not valid YAML: {getattr(error, 'problem', None) or error}", path=path,
                          line=mark.line + 1 if mark is not None else None) from None
+    except _DuplicateKey as error:
+        raise _duplicate_key_error(path, error.key, error.line, error.first_line) from None
     except _Unconstructable as error:
         problem = error.problem if len(error.problem) <= 120 else error.problem[:120] + "..."
         raise InputError(f"not a valid YAML value: {problem}", path=path, line=error.line) from None

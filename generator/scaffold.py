@@ -36,8 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.claims.freeze import freeze_project
+from generator.core.rows import ROW_NAME, name_kind_problem
+from generator.core.runfiles import run_file_lines
 from generator.errors import InputError
-from generator.fileio import atomic_write_text, display_path, path_option
+from generator.fileio import atomic_write_bytes, atomic_write_text, display_path, path_option, regular_file_problem
 from generator.project import CONFIG_NAME, load_project
 from generator.wording import label_problem
 
@@ -76,16 +78,7 @@ evaluate:
   # The release sample is the first twenty test queries; `readout evaluate --queries all` runs
   # every test query into outputs/results-all.json:
   #   sample: {{size: 20, order: qrels}}
-  # The rows, the baseline first (left out: these four). A row reads only rows above it; kinds
-  # dense, sparse, fusion (rrf, or minmax over two), rerank (one, over any row) and run (a TREC
-  # run file you already have):
-  #   rows:
-  #     - {{name: dense, kind: dense}}
-  #     - {{name: sparse, kind: sparse}}
-  #     - {{name: hybrid, kind: fusion, of: [dense, sparse], method: rrf}}
-  #     - {{name: hybrid+rerank, kind: rerank, over: hybrid}}
-  #     - {{name: team-bm25, kind: run, file: runs/team.trec}}
-# What `readout render` writes into outputs/. A claim lands in the section its ledger `section`
+{rows}# What `readout render` writes into outputs/. A claim lands in the section its ledger `section`
 # names, in ledger order; `show` adds data blocks after a section's claims (table, deltas,
 # quality_vs_time, provenance, claims_by_kind, decisions, rerank_cost, all_pairs, per_query, checked).
 # Titles are headings, never sentences.
@@ -378,12 +371,37 @@ def _yaml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+_ROWS_INTRO = """\
+  # The rows, the baseline first{left_out}. A row reads only rows above it; kinds
+  # dense, sparse, fusion (rrf, or minmax over two), rerank (any number, each over an earlier row)
+  # and run (a TREC run file you already have, relative to this file):
+"""
+_DEFAULT_ROWS = (("dense", "kind: dense"), ("sparse", "kind: sparse"),
+                 ("hybrid", "kind: fusion, of: [dense, sparse], method: rrf"),
+                 ("hybrid+rerank", "kind: rerank, over: hybrid"))
+
+
+def _rows_block(run: tuple[str, str] | None) -> str:
+    """The `rows:` of readout.yaml: commented (the four default rows apply) without a run of the
+    team's own; with one, the four and the team's run row, in force."""
+    if run is None:
+        lines = [f"{{name: {name}, {rest}}}" for name, rest in _DEFAULT_ROWS]
+        lines.append("{name: team-bm25, kind: run, file: runs/team.trec}")
+        return (_ROWS_INTRO.format(left_out=" (left out: these four)") + "  #   rows:\n"
+                + "".join(f"  #     - {line}\n" for line in lines))
+    name, file = run
+    lines = [f"{{name: {row}, {rest}}}" for row, rest in _DEFAULT_ROWS]
+    lines.append(f"{{name: {name}, kind: run, file: {_yaml_string(file)}}}")
+    return _ROWS_INTRO.format(left_out="") + "  rows:\n" + "".join(f"    - {line}\n" for line in lines)
+
+
 def scaffold_files(title: str = DEFAULT_TITLE, data: str = DEFAULT_DATA, *,
-                   data_given: bool = False) -> dict[str, str]:
-    """Every file `init` writes, by path relative to the project directory."""
+                   data_given: bool = False, run: tuple[str, str] | None = None) -> dict[str, str]:
+    """Every file `init` writes, by path relative to the project directory (`run`: the team's
+    run row, its name and its file relative to the project, which init copies there)."""
     return {
         CONFIG_NAME: _CONFIG.format(title=_yaml_string(title), data=_yaml_string(data),
-                                    skip_reason=SKIP_RERANK_REASON),
+                                    skip_reason=SKIP_RERANK_REASON, rows=_rows_block(run)),
         "design/requirements.md": _REQUIREMENTS,
         "design/decisions.md": _DECISIONS,
         "design/topology.md": _TOPOLOGY,
@@ -416,6 +434,33 @@ class InitOutcome:
     written: list[Path] = field(default_factory=list)
     frozen: dict[str, str] = field(default_factory=dict)
     data_given: bool = False
+    run_row: str | None = None
+
+
+RUNS_FOLDER = "runs"
+
+
+def _team_run(run: Path, name: str | None) -> tuple[str, str, bytes]:
+    """The team's run file checked as a TREC run (six fields a line, finite scores) and its row
+    name (the file's stem unless given): (name, its path in the project, the file's bytes)."""
+    shown = display_path(run)
+    if problem := regular_file_problem(run):
+        raise InputError(f"{problem}: give a TREC run file (query Q0 document rank score tag)", path=shown,
+                         field="--run")
+    if sum(1 for _ in run_file_lines(run, shown)) == 0:   # every line read: a bad one later is named too
+        raise InputError("holds no ranking: give a TREC run file (query Q0 document rank score tag)", path=shown,
+                         field="--run")
+    name = (name if name is not None else run.stem).strip()
+    option = "--run-name" if name != run.stem else "--run"
+    if not ROW_NAME.fullmatch(name):
+        raise InputError(f"the row name {name[:60]!r} is not a short identifier (letters, digits, _ + -): "
+                         f"name the row with --run-name", field=option)
+    if name in {row for row, _ in _DEFAULT_ROWS}:
+        raise InputError(f"the row name {name!r} is one of the four default rows: name the run with --run-name",
+                         field=option)
+    if problem := name_kind_problem(name, "run"):
+        raise InputError(f"{problem}; name the row with --run-name", field=option)
+    return name, f"{RUNS_FOLDER}/{name}.trec", run.read_bytes()
 
 
 def _data_text(data: Path, root: Path) -> str:
@@ -431,9 +476,12 @@ def _data_text(data: Path, root: Path) -> str:
 
 
 def init_project(target: str | Path, *, title: str | None = None, data: str | Path | None = None,
-                 force: bool = False) -> InitOutcome:
+                 force: bool = False, run: str | Path | None = None, run_name: str | None = None) -> InitOutcome:
     """Write the scaffold into `target` (created if missing) and freeze its design; raises
-    InputError (nothing written) when the target is unusable or any file would be replaced."""
+    InputError (nothing written) when the target is unusable or any file would be replaced.
+
+    `run`: a TREC run file the team already has, copied byte for byte to runs/NAME.trec and listed
+    as a `run` row after the four default rows (NAME: `run_name`, else the file's stem)."""
     root = Path(os.path.abspath(Path(target).expanduser()))
     shown = display_path(root)
     title = DEFAULT_TITLE if title is None else title.strip()
@@ -451,7 +499,11 @@ def init_project(target: str | Path, *, title: str | None = None, data: str | Pa
                              f"--force to add the scaffold beside what is there (no file is ever replaced)",
                              path=shown)
     data_text = _data_text(Path(data), root) if data is not None else DEFAULT_DATA
-    files = scaffold_files(title, data_text, data_given=data is not None)
+    team_run = _team_run(Path(run), run_name) if run is not None else None
+    files: dict[str, str | bytes] = dict(scaffold_files(title, data_text, data_given=data is not None,
+                                                        run=team_run[:2] if team_run else None))
+    if team_run is not None:
+        files[team_run[1]] = team_run[2]
     for relative in files:
         existing = root / relative
         if existing.exists() or existing.is_symlink():
@@ -460,9 +512,10 @@ def init_project(target: str | Path, *, title: str | None = None, data: str | Pa
     for relative in ("design", "claims", "outputs"):
         if (root / relative).exists() and not (root / relative).is_dir():
             raise InputError("exists and is not a directory", path=display_path(root / relative))
-    outcome = InitOutcome(root=root, data_given=data is not None)
-    for relative, text in files.items():
-        outcome.written.append(atomic_write_text(root / relative, text))
+    outcome = InitOutcome(root=root, data_given=data is not None, run_row=team_run[0] if team_run else None)
+    for relative, content in files.items():
+        write = atomic_write_bytes if isinstance(content, bytes) else atomic_write_text
+        outcome.written.append(write(root / relative, content))
     (root / "outputs").mkdir(exist_ok=True)
     outcome.frozen = freeze_project(load_project(root)).current
     return outcome
@@ -488,6 +541,11 @@ def configure_init(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=path_option, default=None,
                         help="the BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) written as readout.yaml's "
                              "`data` (default: data, inside the project)")
+    parser.add_argument("--run", dest="run_file", type=path_option, default=None, metavar="FILE",
+                        help="a TREC run file your team already has (query Q0 document rank score tag): copied to "
+                             "runs/NAME.trec and listed as a run row after the four default rows")
+    parser.add_argument("--run-name", default=None, metavar="NAME",
+                        help="the run row's name (default: the run file's name without its extension)")
     parser.add_argument("--title", default=None,
                         help=f"the readout's title, a heading of at most ten words (default: {DEFAULT_TITLE!r})")
     parser.add_argument("--force", action="store_true",

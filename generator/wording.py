@@ -27,6 +27,8 @@ from generator.numerals import find_numerals
 from generator.verdicts import find_verdicts, supported_languages
 
 LABEL_MAX_WORDS = 10
+# Ten long words make a heading; a 20 MB title would make a 40 MB page (it is shown twice).
+LABEL_MAX_CHARS = 200
 _PUNCTUATION = re.compile(r"[.!?;*_`<>\[\]~#|&]")
 # Wording that compares (also the checker's trigger for requiring a predicate).
 COMPARATIVE = re.compile(
@@ -54,6 +56,8 @@ def label_problem(text: object, max_words: int = LABEL_MAX_WORDS, *, verdict: bo
     (a trigger's `fires` or `otherwise`), the one place a verdict is written."""
     if not isinstance(text, str) or not text.strip():
         return "a label must be a non-empty string"
+    if len(text) > LABEL_MAX_CHARS:
+        return f"a label is at most {LABEL_MAX_CHARS} characters (this one has {len(text):,}): put prose in the claim ledger"
     for char in text:
         category = unicodedata.category(char)
         if category in ("Co", "Cc", "Cf", "Cs", "Cn") and char not in "\t":

@@ -521,6 +521,23 @@ def set_label(root: Path, key: str, value: str) -> None:
 HEAVY_MODULES = ("torch", "sentence_transformers", "bm25s", "transformers", "numpy", "scipy")
 
 
+def cost_project(root: Path, data: Path) -> Path:
+    """A beir project whose outputs name a hybrid run of five candidates per query."""
+    from generator.evaluate.data import load_dataset   # here: conftest loads on Pythons without the evaluation stack
+    from generator.core.runfiles import write_run
+
+    dataset = load_dataset(data)
+    rankings = {q: [(doc_id, 1.0 / rank) for rank, doc_id in enumerate(dataset.document_ids[i:i + 5], start=1)]
+                for i, q in enumerate(dataset.test_query_ids())}
+    (root / "outputs").mkdir(parents=True)
+    (root / "readout.yaml").write_text(yaml.safe_dump({"title": "Cost", "kind": "beir", "data": str(data),
+                                                       "evaluate": {"progress": False}}), encoding="utf-8")
+    write_run(root / "outputs" / "runs" / "hybrid.trec", rankings, "hybrid")
+    (root / "outputs" / "results.json").write_text(json.dumps({"runs": {"hybrid": "runs/hybrid.trec"}}),
+                                                   encoding="utf-8")
+    return root
+
+
 def run_python(*args: str, cwd: Path | None = None, timeout: float = 120,
                env: dict | None = None) -> subprocess.CompletedProcess:
     """`python ARGS` in a child process that imports this checkout's `generator` from any working

@@ -56,7 +56,7 @@ def test_the_exception_map_gives_2_for_input_and_anything_unexpected_and_130_for
     assert exit_code_for(InputError("bad", path="x")) == 2
     assert exit_code_for(ValueError("surprise")) == 2
     assert exit_code_for(KeyboardInterrupt()) == 130
-    assert [code for _, code in EXCEPTION_EXIT_CODES] == [130, 2, 2]
+    assert [code for _, code in EXCEPTION_EXIT_CODES] == [143, 130, 2, 2]
 
 
 def test_a_known_input_error_keeps_its_own_message(capsys, tmp_path):

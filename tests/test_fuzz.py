@@ -7,6 +7,12 @@ deep nesting, byte order marks, non-UTF-8 bytes, enormous ids). Then:
 
 - the BEIR loader (called directly: an evaluation loads models) returns a dataset or raises
   `InputError` with a one-line message of at most 300 characters, and nothing else;
+- an id, valid or not, written where corpus.jsonl, queries.jsonl or the qrels hold one, is
+  accepted exactly when it is printable text without whitespace of at most MAX_ID_CHARS
+  characters (the rule restated here by Unicode category, not by the loader's own test), and
+  refused as an `InputError` naming that file, line and field otherwise;
+- a readout.yaml with one key written twice in one mapping, at any depth, in block or flow
+  style, quoted or not, is refused with the line of the second key and the first key's line;
 - `readout check PROJECT --no-record` exits 0, 1 or 2 with at most one stderr line of at most 300
   characters and no traceback. For the ledger and readout.yaml it also runs with `--debug`,
   so an exception that is not a `ReadoutError` prints its traceback and fails the property.
@@ -29,6 +35,7 @@ import json
 import os
 import shutil
 import tempfile
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -37,8 +44,10 @@ from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from generator.cli import main
+from generator.core.ids import MAX_ID_CHARS
 from generator.errors import InputError
 from generator.evaluate.data import load_dataset
+from generator.safe_yaml import load_config, parse_yaml
 from tests.conftest import _make_project, write_beir
 
 # Hypothesis caches what it learns (constants from the source) under ./.hypothesis even with no
@@ -166,6 +175,76 @@ def test_the_beir_loader_raises_only_one_line_input_errors(files):
         assert dataset.negative_judgements >= 0
 
 
+# --- ids -----------------------------------------------------------------------------------------
+
+ID_PIECES = [" ", "\t", "\n", "\r", "\x00", "\x0b", "\x1f", "\x7f", "\x85", "\u00a0", "\u1680", "\u2007",
+             "\u200b", "\u2028", "\u2029", "\u202e", "\u3000", "\ufeff", "\udcff", "\ue000", "\u0378",
+             "MED-10", "PLAIN-12", "4983", "é", "文", "/", ":", "#", "<svg", "onload=x>", '"', "'", "\\"]
+any_id = st.one_of(st.text(max_size=12),
+                   st.lists(st.one_of(st.sampled_from(ID_PIECES), st.text(max_size=4)), max_size=5).map("".join),
+                   st.sampled_from(["x" * MAX_ID_CHARS, "x" * (MAX_ID_CHARS + 1), "é" * (MAX_ID_CHARS + 1)]))
+
+
+def _is_id(value: str) -> bool:
+    """The id rule, said independently of generator.core.ids: 1 to MAX_ID_CHARS characters, none
+    of them whitespace or of Unicode's categories C* (control, format, surrogate, private use,
+    unassigned) and Z* (separators)."""
+    return 0 < len(value) <= MAX_ID_CHARS and not any(
+        char.isspace() or unicodedata.category(char)[0] in "CZ" for char in value)
+
+
+def _write(root: Path, name: str, lines: list[str]) -> None:
+    (root / name).parent.mkdir(parents=True, exist_ok=True)
+    (root / name).write_bytes("".join(line + "\n" for line in lines).encode("utf-8", "surrogatepass"))
+
+
+@FUZZ
+@given(value=any_id, place=st.sampled_from(["corpus.jsonl", "queries.jsonl", "query-id", "corpus-id"]))
+def test_the_loader_accepts_exactly_the_valid_ids(value, place):
+    # In the JSONL files any id can be written (JSON escapes it); a qrels column cannot hold a
+    # tab or a newline (those split the line) or a lone surrogate (not UTF-8), and spaces around
+    # a column are dropped before the id is read.
+    in_qrels = place in ("query-id", "corpus-id")
+    if in_qrels and ({"\t", "\n"} & set(value) or not _is_utf8(value)):
+        return
+    if value in ("d0", "q0"):
+        return
+    doc_id = value if place in ("corpus.jsonl", "corpus-id") else "d1"
+    query_id = value if place in ("queries.jsonl", "query-id") else "q1"
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        _write(root, "corpus.jsonl", [json.dumps({"_id": "d0", "text": "zero"}),
+                                      json.dumps({"_id": doc_id if not in_qrels else "d1", "text": "one"})])
+        _write(root, "queries.jsonl", [json.dumps({"_id": "q0", "text": "first"}),
+                                       json.dumps({"_id": query_id if not in_qrels else "q1", "text": "second"})])
+        _write(root, "qrels/test.tsv", ["query-id\tcorpus-id\tscore", "q0\td0\t1", f"{query_id}\t{doc_id}\t1"])
+        read_as = value.strip() if in_qrels else value
+        try:
+            dataset = load_dataset(root)
+        except InputError as error:
+            message = str(error)
+            assert "\n" not in message and len(message) <= LONGEST_LINE, message
+            if _is_id(read_as):
+                # Valid, but named only by the qrels: an unknown query or document, not a bad id.
+                assert in_qrels and error.reason.startswith("unknown "), message
+                return
+            # JSON itself refuses a lone surrogate (no UTF-8 file can hold one), before any field.
+            field = None if not in_qrels and not _is_utf8(value) else place if in_qrels else "_id"
+            where = ("qrels/test.tsv", 3, field) if in_qrels else (place, 2, field)
+            assert (Path(error.path).relative_to(root).as_posix(), error.line, error.field) == where, message
+            return
+        assert _is_id(read_as), f"accepted an invalid id {value!r}"
+        assert read_as in dataset.document_ids or read_as in dataset.queries
+
+
+def _is_utf8(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 # --- readout check on a mutated project -----------------------------------------------------------
 
 
@@ -238,6 +317,90 @@ def test_check_survives_a_mutated_yaml_file(base_project, relative):
         _run_check(base_project, _writer(relative, data.draw(yaml_mutation(original))), strict=True)
 
     run()
+
+
+# A mapping is [(key, value, mark)], a value ("scalar", text) | ("map", mapping) | ("seq", [mapping]);
+# `mark` is "first" or "second" on the two writings of the duplicated key.
+DUPLICABLE_KEYS = ["title", "kind", "data", "evaluate", "rows", "name", "skip_rerank", "outputs", "sections", "id",
+                   "k", "model", "x-y"]
+YAML_SCALARS = ["1", "true", "no", "text", "'quoted'", "[a, b]", "{}", "~", "2030", "two words", "-5"]
+
+
+def _yaml_mappings(deepest: int) -> st.SearchStrategy:
+    """Mappings nested at most `deepest` levels below the top one, built from the bottom up."""
+    scalar = st.sampled_from(YAML_SCALARS).map(lambda text: ("scalar", text))
+    mapping = None
+    for _ in range(deepest + 1):
+        # Mostly scalars, as in a real readout.yaml: a tree of nested mappings only is slow to draw.
+        value = scalar if mapping is None else st.one_of(
+            scalar, scalar, mapping.map(lambda inner: ("map", inner)),
+            st.lists(mapping, min_size=1, max_size=2).map(lambda items: ("seq", items)))
+        mapping = st.lists(st.tuples(st.sampled_from(DUPLICABLE_KEYS), value, st.none()), min_size=1, max_size=3,
+                           unique_by=lambda pair: pair[0])
+    return mapping
+
+
+YAML_MAPPING = _yaml_mappings(2)
+
+
+def _mappings(mapping: list) -> list[list]:
+    found = [mapping]
+    for _, (kind, inner), _ in mapping:
+        for child in ([inner] if kind == "map" else inner if kind == "seq" else []):
+            found += _mappings(child)
+    return found
+
+
+def _emit(mapping: list, indent: int, lines: list[str], marks: dict[str, int], first_prefix: str | None = None,
+          flow: bool = False) -> None:
+    if flow:
+        for _, _, mark in mapping:
+            if mark:
+                marks[mark] = len(lines) + 1
+        lines.append(first_prefix + "{" + ", ".join(f"{key}: {text}" for key, (_, text), _ in mapping) + "}")
+        return
+    for position, (key, (kind, inner), mark) in enumerate(mapping):
+        prefix = first_prefix if position == 0 and first_prefix is not None else " " * indent
+        if mark:
+            marks[mark] = len(lines) + 1
+        if kind == "scalar":
+            lines.append(f"{prefix}{key}: {inner}")
+            continue
+        lines.append(f"{prefix}{key}:")
+        for item in [inner] if kind == "map" else inner:
+            dash = None if kind == "map" else " " * (indent + 2) + "- "
+            scalars_only = all(value_kind == "scalar" for _, (value_kind, _), _ in item)
+            _emit(item, indent + (2 if kind == "map" else 4), lines, marks, dash,
+                  flow=kind == "seq" and scalars_only and len(item) % 2 == 1)
+
+
+@st.composite
+def yaml_with_a_duplicate_key(draw) -> tuple[str, int, int, str]:
+    """(document, line of the second key, line of the first, the key)."""
+    root = draw(YAML_MAPPING)
+    target = draw(st.sampled_from(_mappings(root)))
+    first = draw(st.integers(0, len(target) - 1))
+    key, value, _ = target[first]
+    spelled = draw(st.sampled_from([key, f"'{key}'", f'"{key}"']))
+    target[first] = (key, value, "first")
+    target.insert(draw(st.integers(first + 1, len(target))), (spelled, draw(st.sampled_from(YAML_SCALARS)
+                                                                              .map(lambda text: ("scalar", text))),
+                                                                "second"))
+    lines: list[str] = []
+    marks: dict[str, int] = {}
+    _emit(root, 0, lines, marks)
+    return "\n".join(lines) + "\n", marks["second"], marks["first"], key
+
+
+@FUZZ
+@given(case=yaml_with_a_duplicate_key())
+def test_a_key_written_twice_is_always_refused_with_the_second_line(case):
+    text, line, first_line, key = case
+    for reader in (load_config, parse_yaml):     # readout.yaml and the label registry; the ledger
+        with pytest.raises(InputError) as raised:
+            reader(text, "readout.yaml")
+        assert (raised.value.path, raised.value.line, raised.value.field) == ("readout.yaml", line, key), text
+        assert raised.value.reason == f"duplicate key (first at line {first_line})", text
 
 
 def _forge_seal(document: dict) -> dict:

@@ -248,3 +248,74 @@ def test_init_then_build_with_data_renders_a_draft_offline(tmp_path, monkeypatch
     # Without --draft the release build stops at the check, and says how to go on.
     assert main(["build", "review", "--data", str(data)]) == 1
     assert "Render refused" in capsys.readouterr().err
+
+
+# --- a run of the team's own: `init --run FILE` -------------------------------------------------
+
+TEAM_RUN = "q0 Q0 doc001 1 2.5 mine\r\nq0 Q0 doc002 2 1.5 mine\r\n"
+
+
+def test_init_with_a_run_copies_it_byte_for_byte_and_lists_it_as_a_row_after_the_four(tmp_path):
+    run = tmp_path / "team-bm25.trec"
+    run.write_bytes(TEAM_RUN.encode("utf-8"))
+    outcome = init_project(tmp_path / "review", run=run)
+    copied = tmp_path / "review" / "runs" / "team-bm25.trec"
+    assert copied.read_bytes() == run.read_bytes()
+    assert copied in outcome.written and outcome.run_row == "team-bm25"
+    config = yaml.safe_load((tmp_path / "review" / "readout.yaml").read_text(encoding="utf-8"))
+    assert config["evaluate"]["rows"] == [
+        {"name": "dense", "kind": "dense"}, {"name": "sparse", "kind": "sparse"},
+        {"name": "hybrid", "kind": "fusion", "of": ["dense", "sparse"], "method": "rrf"},
+        {"name": "hybrid+rerank", "kind": "rerank", "over": "hybrid"},
+        {"name": "team-bm25", "kind": "run", "file": "runs/team-bm25.trec"}]
+    specs = load_project(tmp_path / "review").evaluation_options().row_specs()
+    assert specs[-1].file == tmp_path / "review" / "runs" / "team-bm25.trec"
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(config, load_config_schema())
+
+
+def test_init_without_a_run_keeps_the_rows_commented(tmp_path):
+    init_project(tmp_path / "review")
+    config = yaml.safe_load((tmp_path / "review" / "readout.yaml").read_text(encoding="utf-8"))
+    assert "rows" not in config["evaluate"]
+    assert not (tmp_path / "review" / "runs").exists()
+
+
+def test_a_run_name_can_be_given_and_is_held_to_the_row_name_rules(tmp_path):
+    run = tmp_path / "x.trec"
+    run.write_text(TEAM_RUN, encoding="utf-8")
+    init_project(tmp_path / "named", run=run, run_name="ours")
+    assert (tmp_path / "named" / "runs" / "ours.trec").is_file()
+    for name, message in (("a.b", "short identifier"), ("hybrid", "one of the four default rows"),
+                          ("reranker", "must be a rerank row"), ("bm25", "must be a sparse row")):
+        target = tmp_path / f"refused-{name}"
+        with pytest.raises(InputError, match=message) as raised:
+            init_project(target, run=run, run_name=name)
+        assert raised.value.field == "--run-name"
+        assert not target.exists() or list(target.iterdir()) == []
+
+
+@pytest.mark.parametrize("content, line, message", [
+    ("q0 Q0 doc001 1 2.5\n", 1, "six fields"),
+    ("q0 Q0 doc001 1 2.5 x\nq0 Q0 doc002 2 nan x\n", 2, "not a finite number"),
+    ("\n\n", None, "holds no ranking"),
+])
+def test_a_run_that_is_not_a_trec_run_is_refused_naming_its_line_and_nothing_is_written(tmp_path, content, line,
+                                                                                         message):
+    run = tmp_path / "team.trec"
+    run.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError, match=message) as raised:
+        init_project(tmp_path / "review", run=run)
+    assert raised.value.line == line
+    assert not (tmp_path / "review").exists() or list((tmp_path / "review").iterdir()) == []
+
+
+def test_a_run_that_is_a_directory_or_missing_is_refused_by_what_it_is(tmp_path, monkeypatch, capsys):
+    (tmp_path / "dir.trec").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert _init(["review", "--run", "dir.trec"]) == 2
+    assert capsys.readouterr().err.strip() == ("Error: dir.trec: --run: is a directory, not a regular file: give a "
+                                               "TREC run file (query Q0 document rank score tag)")
+    assert _init(["review", "--run", "missing.trec"]) == 2
+    assert "missing.trec: --run: not found" in capsys.readouterr().err
+    assert not (tmp_path / "review").exists()

@@ -7,7 +7,9 @@ code (0 when absent).
 A block preceded by `<!-- output-checked: in order -->` holds several commands, run one after
 another from the repository root with a new home directory (so no cache is warm) after removing
 the `build/` directory its first command creates; each command's output is checked the same way,
-and a line `...` stands for any number of lines. Such a sequence evaluates afresh, and its
+and a line `...` stands for any number of lines. Besides `readout`, such a block may copy a file
+(`cp FROM TO`, a team writing its ledger) and run the CI gate (`.ci/readout-gate PROJECT`, with
+this checkout's readout as the `readout` it calls). Such a sequence evaluates afresh, and its
 outputs stamp the machine (package versions, platform), so there a written file's size
 `(N bytes)` stands for any size, and a progress line (done/total, rate, time left: printed only
 when a step runs 10 seconds or more) is timing, not output, and is left out of the comparison.
@@ -23,7 +25,7 @@ import pytest
 
 from generator.cli import COMMANDS
 from generator.evaluate.progress import PROGRESS_LINE
-from tests.conftest import run_python
+from tests.conftest import readout_on_path, run_program, run_python
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 README = (REPOSITORY / "README.md").read_text(encoding="utf-8")
@@ -76,6 +78,8 @@ _SIZE = re.compile(r"\\\(\d+\\ bytes\\\)")
 
 
 def _matches(expected: list[str], actual: str, any_size: bool = False) -> bool:
+    if not expected:   # a command shown with no output (a copy) must print nothing
+        return actual == ""
     pattern = "".join(r"(?:[^\n]*\n)*?" if line == "..." else re.escape(line) + r"\n" for line in expected)
     if any_size:
         pattern = _SIZE.sub(lambda _: r"\(\d+ bytes\)", pattern)
@@ -87,6 +91,7 @@ def test_the_ellipsis_stands_for_lines_left_out_and_nothing_else():
     assert _matches(["a", "...", "d"], "a\nd")
     assert not _matches(["a", "...", "d"], "a\nb\nc\n")
     assert not _matches(["a", "d"], "a\nb\nd")
+    assert _matches([], "") and not _matches([], "cp: cannot stat\n")
 
 
 def test_a_size_stands_for_any_size_only_where_asked():
@@ -103,23 +108,44 @@ def test_a_sequence_of_readme_commands_is_real_output_in_order(body, tmp_path):
     first = shlex.split(steps[0][0], comments=True)
     created = next(word for word in first[1:] if word.startswith("build/"))
     shutil.rmtree(REPOSITORY / created, ignore_errors=True)
-    environment = {key: value for key, value in os.environ.items() if key != "READOUT_CACHE"}
+    environment = {key: value for key, value in readout_on_path(tmp_path).items() if key != "READOUT_CACHE"}
     environment["HOME"] = str(tmp_path)
     for command, lines in steps:
         words = shlex.split(command, comments=True)
-        assert words[0] == "readout"
         expected_code = 0
         if lines and re.fullmatch(r"\[exit \d+\]", lines[-1]):
             expected_code = int(lines.pop()[6:-1])
-        completed = run_python("-m", "generator.cli", *words[1:], cwd=REPOSITORY, env=environment)
+        completed = _sequence_command(words, environment)
         output = PROGRESS_LINE.sub("", completed.stdout + completed.stderr)
         assert _matches(lines, output, any_size=True), f"$ {command}\n{output}"
         assert completed.returncode == expected_code, f"$ {command}\n{output}"
 
 
-def test_the_readme_has_its_five_command_sequence():
+def _sequence_command(words: list[str], environment: dict):
+    """One step of a README sequence: readout itself, a copy, or the CI gate script."""
+    if words[0] == "readout":
+        return run_python("-m", "generator.cli", *words[1:], cwd=REPOSITORY, env=environment)
+    if words[0] == "cp" and len(words) == 3:
+        return run_program(words, cwd=REPOSITORY, env=environment)
+    assert words[0] == ".ci/readout-gate", f"a README sequence runs readout, cp or the CI gate, not {words[0]}"
+    return run_program([REPOSITORY / ".ci" / "readout-gate", *words[1:]], cwd=REPOSITORY, env=environment)
+
+
+def test_the_readme_walks_a_new_team_from_init_with_its_own_run_to_the_ci_gate():
+    """Issue 23: init with the team's run file, a draft, the failing check, the team's ledger, the
+    release build, and the gate its CI runs; in that order, in one checked block."""
     bodies = [match["body"] for match in SEQUENCE_BLOCK.finditer(README)]
-    assert len(bodies) == 1 and len(_sequence_steps(bodies[0])) == 5
+    assert len(bodies) == 1
+    commands = [shlex.split(command, comments=True) for command, _ in _sequence_steps(bodies[0])]
+    assert commands[0][:2] == ["readout", "init"] and "--run" in commands[0]
+    assert [words[:2] for words in commands[1:3]] == [["readout", "build"], ["readout", "check"]]
+    assert "--draft" in commands[1]
+    copies = [index for index, words in enumerate(commands) if words[0] == "cp"]
+    assert copies and commands[copies[0]][2].endswith("claims/ledger.yaml")
+    release = [index for index, words in enumerate(commands)
+               if words[:2] == ["readout", "build"] and "--draft" not in words]
+    assert release and release[-1] > copies[0]
+    assert commands[-1][0] == ".ci/readout-gate"
 
 
 # --- the verdict summary is rendered from the results ----------------------------------------------

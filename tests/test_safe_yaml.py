@@ -1,9 +1,11 @@
-"""Bounded YAML: no aliases, bounded depth, and the line of every key for error messages."""
+"""Bounded YAML: no aliases, bounded depth, no key written twice, and the line of every key for error
+messages."""
 
 from __future__ import annotations
 
 import pytest
 
+from generator.cli import main
 from generator.errors import InputError
 from generator.safe_yaml import load_config, load_config_with_lines, parse_yaml
 
@@ -37,3 +39,59 @@ def test_config_keeps_yaml_types_and_the_ledger_keeps_text():
     assert load_config("n: 3\nflag: true\n", "f.yaml") == {"n": 3, "flag": True}
     node = parse_yaml("n: 3\nflag: yes\n", "f.yaml")
     assert node.value["n"][1].value == "3" and node.value["flag"][1].value == "yes"
+
+
+# --- duplicate keys ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, line, key, first", [
+    ("evaluate:\n  skip_rerank: true\n  skip_rerank: false\n", 3, "skip_rerank", 2),
+    ("title: a\nkind: beir\ntitle: b\n", 3, "title", 1),
+    ("evaluate:\n  rows:\n    - {name: dense, kind: dense, name: sparse}\n", 3, "name", 3),
+    ("evaluate:\n  rows:\n    - name: dense\n      kind: dense\n      kind: sparse\n", 5, "kind", 4),
+    ("outputs:\n  readout:\n    sections:\n      - {id: a, title: A}\n    sections: []\n", 5, "sections", 3),
+    ("outputs:\n  readout:\n    file: a.html\n  readout:\n    file: b.html\n", 4, "readout", 2),
+    ("a: 1\n'a': 2\n", 2, "a", 1),                   # quoted or not, one key
+    ("x:\n  true: 1\n  yes: 2\n", 3, "yes", 2),       # YAML 1.1 reads both as true
+    ("x: {1: a, 1.0: b}\n", 1, "1.0", 1),             # one number
+])
+def test_a_key_written_twice_in_readout_yaml_is_refused_at_any_depth(text, line, key, first):
+    with pytest.raises(InputError) as raised:
+        load_config_with_lines(text, "readout.yaml")
+    assert str(raised.value) == f"readout.yaml:{line}: {key}: duplicate key (first at line {first})"
+
+
+@pytest.mark.parametrize("reader", [load_config, parse_yaml], ids=["readout.yaml", "ledger"])
+def test_readout_yaml_and_the_ledger_say_a_duplicate_key_the_same_way(reader):
+    with pytest.raises(InputError) as raised:
+        reader("claims:\n  - id: a\n    kind: factual\n    kind: design\n", "f.yaml")
+    assert str(raised.value) == "f.yaml:4: kind: duplicate key (first at line 3)"
+
+
+def test_a_long_duplicate_key_is_cut_in_the_message():
+    key = "k" * 500
+    with pytest.raises(InputError) as raised:
+        load_config(f"{key}: 1\n{key}: 2\n", "readout.yaml")
+    assert len(str(raised.value)) < 160 and str(raised.value).endswith("...: duplicate key (first at line 1)")
+
+
+def test_a_merged_key_may_still_be_overridden_by_the_mappings_own():
+    assert load_config("a:\n  <<: {b: 1, c: 2}\n  b: 3\n", "f.yaml") == {"a": {"b": 3, "c": 2}}
+
+
+def test_distinct_keys_that_look_alike_are_kept():
+    assert load_config("a: 1\nA: 2\n'1': 3\n1: 4\n", "f.yaml") == {"a": 1, "A": 2, "1": 3, 1: 4}
+
+
+def test_readout_check_refuses_a_readout_yaml_with_a_key_written_twice(make_project, tmp_path, monkeypatch, capsys):
+    root = make_project(tmp_path / "p")
+    config = root / "readout.yaml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text + "evaluate:\n  skip_rerank: true\n  skip_rerank: false\n", encoding="utf-8")
+    lines = text.count("\n")
+    monkeypatch.chdir(root)
+    capsys.readouterr()
+    assert main(["check", str(root), "--no-record"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("Error: ")
+    assert err[0].endswith(f"readout.yaml:{lines + 3}: skip_rerank: duplicate key (first at line {lines + 2})")

@@ -221,17 +221,23 @@ def test_lone_surrogate_escape_in_the_queries_is_refused(dataset):
 # --- BEIR loader: echoed ids -------------------------------------------------------------------
 
 
-def test_a_fifty_megabyte_id_is_cut_in_the_message(dataset):
+def test_a_five_megabyte_id_is_cut_in_the_message(dataset):
+    (dataset / "qrels" / "test.tsv").write_text("q0\t" + "x" * 5_000_000 + "\t1\n", encoding="utf-8")
+    assert _load_error(dataset) == (f"{QRELS}:1: corpus-id: id '{'x' * 30}'... (5,000,000 characters) is longer "
+                                    "than 1,000 characters")
+
+
+def test_a_fifty_megabyte_line_is_refused_at_the_line_limit(dataset):
     (dataset / "qrels" / "test.tsv").write_text("q0\t" + "x" * 50_000_000 + "\t1\n", encoding="utf-8")
-    assert _load_error(dataset) == (f"{QRELS}:1: corpus-id: unknown document '{'x' * 80}'... "
-                                    "(50,000,000 characters) (not in corpus.jsonl)")
+    assert _load_error(dataset) == (f"{QRELS}:1: line longer than 16 MiB (16,777,216 bytes), "
+                                    "the most one line may hold")
 
 
 def test_a_long_duplicate_id_is_cut_in_the_message(dataset):
-    long_id = "y" * 10_000
+    long_id = "y" * 1_000
     (dataset / "queries.jsonl").write_text(json.dumps({"_id": long_id, "text": "a"}) + "\n"
                                            + json.dumps({"_id": long_id, "text": "b"}) + "\n", encoding="utf-8")
-    assert _load_error(dataset) == (f"d/queries.jsonl:2: _id: duplicate id '{'y' * 80}'... (10,000 characters) "
+    assert _load_error(dataset) == (f"d/queries.jsonl:2: _id: duplicate id '{'y' * 80}'... (1,000 characters) "
                                     "(first on line 1)")
 
 

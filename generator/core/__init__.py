@@ -8,8 +8,8 @@ Modules: `metrics` (ranking metrics by name, per query and macro), `fusion` (RRF
 block), `all_pairs` (every pair of measured rows with Holm's correction), `diagnosis` (candidate miss or ordering problem), `headroom` (the oracle ceiling of a
 row's own candidates), `frontier` (each priced reranker configuration's p95 beside the ceiling of
 its depth's candidates), `scoring` (from rankings to a results file's figures), `sample_check`
-(the sample against the full query set), `runfiles` (TREC run and qrels files), `rows` (the row
-specification and the roles rows play), `options` (what an evaluation is asked to do, every
-default), `data_source` (how readout.yaml names a dataset) and `selftest` (the scorer against
-the spec's fixtures).
+(the sample against the full query set), `runfiles` (TREC run and qrels files), `ids` (what a
+query or document id may hold), `rows` (the row specification and the roles rows play), `options`
+(what an evaluation is asked to do, every default), `data_source` (how readout.yaml names a
+dataset) and `selftest` (the scorer against the spec's fixtures).
 """

@@ -61,7 +61,8 @@ def name_kind_problem(name: str, kind: str) -> str | None:
 
 # The keys each kind takes besides name and kind; a key of another kind is refused, not ignored.
 _KEYS = {"dense": ("model",), "sparse": ("k1", "b"), "fusion": ("of", "method", "k", "alpha"),
-         "rerank": ("over", "model", "depth", "max_length", "batch_size", "precision", "skip"), "run": ("file",)}
+         "rerank": ("over", "model", "depth", "max_length", "batch_size", "precision", "skip"),
+         "run": ("file", "outside_project")}
 PRECISIONS = ("fp32", "int8")
 
 
@@ -85,6 +86,7 @@ class RowSpec:
     batch_size: int | None = None
     precision: str | None = None
     skip: str | None = None            # rerank: why the row is recorded as not measured
+    outside_project: bool = False      # run: the file may lie outside the project (said explicitly)
 
     def label(self, depth: int, model_name: str | None = None) -> str:
         """What the tables say the row is: its model (`model_name`, as resolved, for dense and
@@ -269,7 +271,17 @@ def _parse_rerank(entry: _Entry, spec: RowSpec) -> RowSpec:
 
 
 def _parse_run(entry: _Entry, spec: RowSpec) -> RowSpec:
-    return replace(spec, file=Path(entry.text("file", required=True)).expanduser())
+    outside = entry.item.get("outside_project", False)
+    if not isinstance(outside, bool):
+        raise entry.refuse("expected true or false", "outside_project")
+    file = Path(entry.text("file", required=True)).expanduser()
+    if not outside and (file.is_absolute() or ".." in file.parts):
+        # A cloned project must not make evaluate read /etc/passwd or a sibling's files into its
+        # results; reading from elsewhere is a choice the configuration states where it is made.
+        raise entry.refuse(f"{str(file)[:120]!r} is outside the project: keep run files inside it (a path "
+                           f"relative to the project, without '..'), or add `outside_project: true` to this row "
+                           f"to read it from there deliberately", "file")
+    return replace(spec, file=file, outside_project=outside)
 
 
 _PARSE_KIND = {"dense": _parse_dense, "sparse": _parse_sparse, "fusion": _parse_fusion, "rerank": _parse_rerank,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import struct
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from generator.errors import InputError
 from generator.fileio import atomic_write_text, sha256_bytes
@@ -123,18 +123,10 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     return judgements
 
 
-def read_supplied_run(path: Path, shown: str, *, queries: Mapping[str, Any], documents: set[str], depth: int,
-                      query_ids: Sequence[str]) -> dict[str, list[tuple[str, float]]]:
-    """A run file a team already has (ranx, PyTerrier, Pyserini, trec_eval format), checked and
-    ranked the way trec_eval reads it: score descending, equal scores by document id descending
-    (the rank column is ignored, as trec_eval ignores it).
-
-    Refused with file:line: a line without six fields, a score that is not a finite number, a
-    query or document id the dataset does not hold, a document listed twice for one query. Each
-    evaluated query keeps its best `depth` documents; a query the file does not rank has none.
-    """
-    ranked: dict[str, list[tuple[int, str, float]]] = {}
-    seen: dict[str, set[str]] = {}
+def run_file_lines(path: Path, shown: str) -> Iterator[tuple[int, str, str, float]]:
+    """(line number, query, document, score) of each line of a TREC run file, in file order;
+    InputError with file:line for a file that is not UTF-8, a line without six fields or a score
+    that is not a finite number."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
@@ -154,6 +146,22 @@ def read_supplied_run(path: Path, shown: str, *, queries: Mapping[str, Any], doc
         if not math.isfinite(score):
             raise InputError(f"score {score_text[:40]!r} is not a finite number", path=shown, line=number,
                              field="score")
+        yield number, query_id, doc_id, score
+
+
+def read_supplied_run(path: Path, shown: str, *, queries: Mapping[str, Any], documents: set[str], depth: int,
+                      query_ids: Sequence[str]) -> dict[str, list[tuple[str, float]]]:
+    """A run file a team already has (ranx, PyTerrier, Pyserini, trec_eval format), checked and
+    ranked the way trec_eval reads it: score descending, equal scores by document id descending
+    (the rank column is ignored, as trec_eval ignores it).
+
+    Refused with file:line: a line without six fields, a score that is not a finite number, a
+    query or document id the dataset does not hold, a document listed twice for one query. Each
+    evaluated query keeps its best `depth` documents; a query the file does not rank has none.
+    """
+    ranked: dict[str, list[tuple[int, str, float]]] = {}
+    seen: dict[str, set[str]] = {}
+    for number, query_id, doc_id, score in run_file_lines(path, shown):
         if query_id not in queries:
             raise InputError(f"query {query_id[:80]!r} is not in the dataset's queries.jsonl", path=shown,
                              line=number, field="query")

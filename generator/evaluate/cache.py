@@ -10,6 +10,11 @@ file can be truncated by a full disk, flipped by bad hardware, copied from anoth
 edited by hand, and a wrong embedding or score does not fail loudly: it quietly changes the
 table. So every entry records the key it was made for and a sha256 of its content, and is
 checked before use. An entry that fails is reported in one line and recomputed, never used.
+
+Several processes may share one cache (two evaluations of different projects). A rerank entry is
+one file renamed into place, so a reader gets a whole entry or none whoever writes it; an
+embedding entry is two files, so both are written and read under the entry's lock
+(generator.locks.entry_lock) and a reader never pairs one writer's metadata with another's array.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from generator.fileio import atomic_write_bytes, atomic_write_json
+from generator.locks import entry_lock
 
 Warn = Callable[[str], None]
 
@@ -150,13 +156,17 @@ class EmbeddingCache:
     def _meta_path(self, key: str) -> Path:
         return self.root / f"{key}.json"
 
+    def _lock_path(self, key: str) -> Path:
+        return self.root / f"{key}.lock"
+
     def load(self, key: str, expected_rows: int, *, expected_dimension: int | None = None,
              normalized: bool | None = None, warn: Warn | None = None) -> np.ndarray | None:
         """The verified matrix, or None: absent silently, failing verification with one `warn` line."""
         path = self._path(key)
         if not path.is_file():
             return None
-        matrix, reason = self._read_verified(key, expected_rows, expected_dimension, normalized)
+        with entry_lock(self._lock_path(key)):
+            matrix, reason = self._read_verified(key, expected_rows, expected_dimension, normalized)
         if reason is None:
             return matrix
         if warn is not None:
@@ -184,10 +194,11 @@ class EmbeddingCache:
         np.save(buffer, matrix, allow_pickle=False)
         meta = {**description, "key": key, "dtype": EMBEDDING_DTYPE_NAME, "shape": list(matrix.shape),
                 CHECKSUM_FIELD: embeddings_checksum(matrix)}
-        # Metadata first: a crash between the two writes leaves a checksum that does not match the
-        # old array, so the pair is recomputed rather than trusted.
-        atomic_write_json(self._meta_path(key), meta)
-        return atomic_write_bytes(self._path(key), buffer.getvalue())
+        with entry_lock(self._lock_path(key)):
+            # Metadata first: a crash between the two writes leaves a checksum that does not match
+            # the old array, so the pair is recomputed rather than trusted.
+            atomic_write_json(self._meta_path(key), meta)
+            return atomic_write_bytes(self._path(key), buffer.getvalue())
 
 
 RERANK_FIELDS = ("query_id", "candidates", "scores", "milliseconds")

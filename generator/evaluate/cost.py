@@ -67,9 +67,20 @@ MEASURED = "measured by shape"
 # per cent of one layer, so 0 layers is nearly free.
 EXTRAPOLATION_LAYERS = (0, 2)
 # Two repeats, interleaved with the layer counts query by query so a busy spell slows both alike,
-# each batch taking its median over the repeats. Two keep a 24-layer shape's pricing near a sixth
-# of a full run (2 x 2 of 24 layers, plus the intercepts); three would cost a quarter.
+# each batch keeping its fastest time over the repeats (REPEAT_STATISTIC). Two keep a 24-layer
+# shape's pricing near a sixth of a full run (2 x 2 of 24 layers, plus the intercepts); three would
+# cost a quarter.
 EXTRAPOLATION_REPEATS = 2
+# Another process or the host can only add time to a batch, never take it away, so the fastest of
+# the repeats is the closest to the batch's own cost. A spell that slows one repeat of a shallow cut
+# would otherwise be multiplied by N/2 in the extrapolation: with the median (the mean of two), one
+# slowed 2-layer repeat of one query moved its 12-layer figure by +21% on this machine
+# (bench/bench_cost.py, 2026-12-02); the fastest leaves it out.
+REPEAT_STATISTIC = "fastest"
+
+
+def _fastest(times: Sequence[float]) -> float:
+    return min(times)
 FULL_REPEATS = 1
 
 
@@ -223,9 +234,14 @@ class _Session:
         return self.scorer
 
     def ready(self, warm_pairs: Sequence[Pair]) -> Any:
+        """The scorer, warmed up once by one untimed batch of the longest warm pairs: the first
+        call's one-off work (allocating at the largest padded shape, choosing kernels) is then
+        done. Scoring a whole query instead cost a 24-layer shape a query's worth of time per
+        pricing, for nothing the timings could see."""
         scorer = self.build()
         if not self.warmed:
-            scorer.predict(list(warm_pairs), batch_size=self.batch_size, show_progress_bar=False)
+            longest = sorted(warm_pairs, key=lambda pair: len(pair[0]) + len(pair[1]), reverse=True)
+            scorer.predict(longest[:self.batch_size], batch_size=self.batch_size, show_progress_bar=False)
             self.warmed = True
         return scorer
 
@@ -345,14 +361,14 @@ def _line(points: Mapping[int, float]) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class QueryCost:
-    """One query's priced batches: the positions of each batch's pairs, and per batch its median
+    """One query's priced batches: the positions of each batch's pairs, and per batch its fastest
     time over the repeats at each layer count timed, with the value at the full depth (measured,
     or the fitted line's)."""
 
     query_id: str
     pairs: int
     batches: tuple[tuple[int, ...], ...]
-    layer_milliseconds: dict[int, tuple[float, ...]]   # layer count -> per batch median
+    layer_milliseconds: dict[int, tuple[float, ...]]   # layer count -> per batch, fastest repeat
     batch_milliseconds: tuple[float, ...]               # per batch, at the full depth
     intercepts: tuple[float, ...] | None                # per batch, extrapolated only
     slopes: tuple[float, ...] | None
@@ -379,18 +395,18 @@ class QueryCost:
 
 def _query_cost(query_id: str, entries: Mapping[int, dict], full_layers: int) -> QueryCost:
     first = entries[min(entries)]
-    medians = {layers: tuple(statistics.median(times) for times in zip(*entry["batch_milliseconds"]))
+    fastest = {layers: tuple(_fastest(times) for times in zip(*entry["batch_milliseconds"]))
                for layers, entry in sorted(entries.items())}
     intercepts = slopes = None
-    if len(medians) == 1:
-        values = medians[full_layers]
+    if len(fastest) == 1:
+        values = fastest[full_layers]
     else:
-        lines = [_line({layers: medians[layers][index] for layers in medians})
+        lines = [_line({layers: fastest[layers][index] for layers in fastest})
                  for index in range(len(first["batches"]))]
         intercepts = tuple(intercept for intercept, _ in lines)
         slopes = tuple(slope for _, slope in lines)
         values = tuple(intercept + slope * full_layers for intercept, slope in lines)
-    return QueryCost(query_id, int(first["pairs"]), tuple(tuple(batch) for batch in first["batches"]), medians,
+    return QueryCost(query_id, int(first["pairs"]), tuple(tuple(batch) for batch in first["batches"]), fastest,
                      values, intercepts, slopes, tuple(first["tokens"]),
                      tuple(entries[layers] for layers in sorted(entries)))
 
@@ -450,9 +466,9 @@ class Pricing:
         load_after, measured_at = _load_average(), _now()
         entries = {}
         for layers, repeated in runs.items():
-            medians = [statistics.median(times) for times in zip(*repeated)]
             entries[layers] = {"query_id": query_id, "pairs": len(pairs), "layers": layers,
-                               "milliseconds": sum(medians), "batches": batches[layers],
+                               "milliseconds": sum(_fastest(times) for times in zip(*repeated)),
+                               "batches": batches[layers],
                                "batch_milliseconds": repeated, "cpu_seconds": cpu[layers],
                                "timed_milliseconds": sum(map(sum, repeated)),
                                "load_average_before": load_before, "load_average_after": load_after,
@@ -579,7 +595,7 @@ class CostMeasurement:
         figures = {
             "cost": pricing.label, "quality": "not measured", "method": pricing.method,
             "layers_timed": sorted(pricing.sessions), "full_layers": pricing.full_layers,
-            "repeats": pricing.repeats,
+            "repeats": pricing.repeats, "repeat_statistic": REPEAT_STATISTIC,
             "model": shape.requested, "architecture": shape.architecture, "parameters": shape.parameters,
             "shape": shape_summary(shape), "config_source": shape.source, "config_path": shape.config_path,
             "config_sha256": shape.config_sha256,
@@ -611,7 +627,7 @@ class CostMeasurement:
             "resumed_queries": len(self.resumed), "computed_queries": len(self.computed),
         }
         if pricing.method == "extrapolated":
-            # Per query, t(L) = intercept + per_layer * L over the layer counts timed (their medians
+            # Per query, t(L) = intercept + per_layer * L over the layer counts timed (their fastest
             # summed over batches); the query's figure is that line at full_layers.
             figures["per_query_fit"] = {q: self._fit(cost) for q, cost in costs.items()}
         return figures

@@ -19,6 +19,13 @@ What is read, strictly:
 - a negative score is kept and means "judged not relevant", as in BEIR (and trec_eval): only a
   score > 0 makes a document relevant. How many there were is `Dataset.negative_judgements`, so a
   run's manifest can say so.
+- every id (`_id` of both JSONL files, query-id and corpus-id of the qrels, spaces around a qrels
+  column dropped) is what `generator.core.ids` allows: printable, no whitespace, at most 1,000
+  characters, so every run line written from it has six fields.
+- a line holds at most MAX_LINE_BYTES bytes, checked while it is read: a 50 MB line (a whole
+  corpus without newlines) is refused after reading 16 MiB, not held. The corpus is read one record
+  at a time into documents, so a document costs its text and under 300 bytes (a million documents
+  of two words: 0.3 GB at peak, measured), never a second copy of the parsed file.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from generator.errors import InputError
+from generator.core.ids import id_problem
 from generator.core.options import SAMPLE_QUERY_COUNT
 from generator.fileio import sha256_file
 from generator.results import clip, excerpt, strict_json
@@ -56,6 +64,10 @@ CUSTOM_DATASET = "custom dataset"
 MAX_SCORE_DIGITS = 9
 _SCORE = re.compile(r" *([+-]?[0-9]+) *")
 _BOM = b"\xef\xbb\xbf"
+# The longest documents of real collections (a TREC news article, a whole web page) are a few
+# hundred kilobytes; a line of more than 16 MiB is a file without newlines or not a corpus at all,
+# and reading it whole (then decoding and parsing it: three copies) is what must not happen.
+MAX_LINE_BYTES = 16 * 1024 * 1024
 
 # Short enough that the error line, with a long dataset path before it, stays within the CLI's
 # 300-character line.
@@ -65,7 +77,8 @@ DOWNLOAD_HINT = (
 )
 
 
-@dataclass(frozen=True)
+# Slots: a corpus of a million short documents holds a million of these.
+@dataclass(frozen=True, slots=True)
 class Document:
     doc_id: str
     title: str
@@ -153,12 +166,19 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, text) of each line of a UTF-8 file, a leading byte order mark dropped.
 
     Decoded line by line, so a bad byte is reported with its line and its byte offset in the file
-    and a large corpus is never held twice.
+    and a large corpus is never held twice; a line longer than MAX_LINE_BYTES is refused once that
+    many bytes of it are read.
     """
     offset = 0
     try:
         with open(path, "rb") as handle:
-            for line_number, raw in enumerate(handle, start=1):
+            line_number = 0
+            while raw := handle.readline(MAX_LINE_BYTES + 1):
+                line_number += 1
+                if len(raw) - (1 if raw.endswith(b"\n") else 0) > MAX_LINE_BYTES:
+                    raise InputError(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB "
+                                     f"({MAX_LINE_BYTES:,} bytes), the most one line may hold",
+                                     path=str(path), line=line_number)
                 start = 0
                 if line_number == 1 and raw.startswith(_BOM):
                     start = len(_BOM)
@@ -174,8 +194,17 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
         raise InputError(f"cannot read: {error.strerror or error}", path=str(path)) from None
 
 
-def _read_jsonl(path: Path, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> list[tuple[int, dict]]:
-    records: list[tuple[int, dict]] = []
+def _check_id(value: str, path: Path, line_number: int, field: str) -> str:
+    problem = id_problem(value)
+    if problem is not None:
+        raise InputError(problem, path=str(path), line=line_number, field=field)
+    return value
+
+
+def _records(path: Path, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> Iterator[dict]:
+    """Each record of a JSONL file, validated, one at a time (a corpus is never held as parsed
+    JSON and as documents at once); a repeated `_id` is refused with the line of its first use."""
+    first_line: dict[str, int] = {}
     for line_number, line in _lines(path):
         if not line.strip():
             continue
@@ -197,36 +226,23 @@ def _read_jsonl(path: Path, required: tuple[str, ...], optional: tuple[str, ...]
             if field in record and not isinstance(record[field], str):
                 raise InputError(f"expected a string, found {type(record[field]).__name__}",
                                  path=str(path), line=line_number, field=field)
-        if not record["_id"].strip():
-            raise InputError("empty id", path=str(path), line=line_number, field="_id")
-        records.append((line_number, record))
-    if not records:
-        raise InputError("file is empty: no records", path=str(path))
-    return records
-
-
-def _index_unique(path: Path, records: list[tuple[int, dict]]) -> dict[str, int]:
-    first_line: dict[str, int] = {}
-    for line_number, record in records:
-        record_id = record["_id"]
-        if record_id in first_line:
-            raise InputError(f"duplicate id {excerpt(record_id)} (first on line {first_line[record_id]})",
+        record_id = _check_id(record["_id"], path, line_number, "_id")
+        first = first_line.setdefault(record_id, line_number)
+        if first != line_number:
+            raise InputError(f"duplicate id {excerpt(record_id)} (first on line {first})",
                              path=str(path), line=line_number, field="_id")
-        first_line[record_id] = line_number
-    return first_line
+        yield record
+    if not first_line:
+        raise InputError("file is empty: no records", path=str(path))
 
 
 def load_corpus(path: Path) -> list[Document]:
-    records = _read_jsonl(path, required=("_id", "text"), optional=("title",))
-    _index_unique(path, records)
     return [Document(doc_id=record["_id"], title=record.get("title", "") or "", text=record["text"])
-            for _, record in records]
+            for record in _records(path, required=("_id", "text"), optional=("title",))]
 
 
 def load_queries(path: Path) -> dict[str, str]:
-    records = _read_jsonl(path, required=("_id", "text"))
-    _index_unique(path, records)
-    return {record["_id"]: record["text"] for _, record in records}
+    return {record["_id"]: record["text"] for record in _records(path, required=("_id", "text"))}
 
 
 def _lenient_int(text: str) -> bool:
@@ -268,7 +284,8 @@ def load_qrels(path: Path, known_queries: dict[str, str] | None = None,
         if len(columns) != 3:
             raise InputError(f"expected 3 tab-separated columns (query-id, corpus-id, score), "
                              f"found {len(columns)}", path=str(path), line=line_number)
-        query_id, doc_id = columns[0].strip(), columns[1].strip()
+        query_id = _check_id(columns[0].strip(), path, line_number, "query-id")
+        doc_id = _check_id(columns[1].strip(), path, line_number, "corpus-id")
         score = _score(columns[2], path, line_number)
         if known_queries is not None and query_id not in known_queries:
             raise InputError(f"unknown query {excerpt(query_id)} (not in queries.jsonl)", path=str(path),

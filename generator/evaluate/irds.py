@@ -8,7 +8,8 @@ queries.jsonl (`_id`, `text`) and qrels/test.tsv, written as one set with `sourc
 identifier and the ir_datasets version) last, so a half-written export is never read. From then
 on the dataset is a BEIR folder like any other: hashed, fingerprinted ("custom dataset" unless
 its bytes match a known one) and evaluated without ir_datasets. The manifest records the
-identifier, not the cache path.
+identifier, not the cache path. An id the BEIR loader would refuse (`generator.core.ids`: with
+whitespace, a control character, or too long) stops the export, naming the record and the field.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from generator.core.data_source import PREFIX
+from generator.core.ids import id_problem
 from generator.errors import InputError
 from generator.fileio import display_home_path, sha256_bytes, sha256_file, write_set
 
@@ -64,14 +66,23 @@ def ensure_exported(identifier: str, target: Path, log: Callable[[str], None] = 
                          "documents, queries and relevance judgements (a test split, such as beir/scifact/test)",
                          field=field)
     log(f"data: exporting {PREFIX}{identifier} from ir_datasets to {display_home_path(target)} (once)")
+
+    def checked(value: Any, records: str, number: int, id_field: str) -> str:
+        return _exported_id(value, identifier, records, number, id_field)
+
     try:
-        corpus = "".join(json.dumps({"_id": str(doc.doc_id), "title": str(getattr(doc, "title", "") or ""),
-                                     "text": _text(doc)}, ensure_ascii=False) + "\n"
-                         for doc in dataset.docs_iter())
-        queries = "".join(json.dumps({"_id": str(query.query_id), "text": _text(query)}, ensure_ascii=False) + "\n"
-                          for query in dataset.queries_iter())
+        corpus = "".join(json.dumps({"_id": checked(doc.doc_id, "documents", number, "doc_id"),
+                                     "title": str(getattr(doc, "title", "") or ""), "text": _text(doc)},
+                                    ensure_ascii=False) + "\n"
+                         for number, doc in enumerate(dataset.docs_iter(), start=1))
+        queries = "".join(json.dumps({"_id": checked(query.query_id, "queries", number, "query_id"),
+                                      "text": _text(query)}, ensure_ascii=False) + "\n"
+                          for number, query in enumerate(dataset.queries_iter(), start=1))
         qrels = "query-id\tcorpus-id\tscore\n" + "".join(
-            f"{qrel.query_id}\t{qrel.doc_id}\t{int(qrel.relevance)}\n" for qrel in dataset.qrels_iter())
+            f"{checked(qrel.query_id, 'qrels', number, 'query_id')}\t{checked(qrel.doc_id, 'qrels', number, 'doc_id')}"
+            f"\t{int(qrel.relevance)}\n" for number, qrel in enumerate(dataset.qrels_iter(), start=1))
+    except InputError:
+        raise
     except Exception as error:   # a download refused offline, a broken archive: ir_datasets' own words
         detail = " ".join(str(error).split())[:160]
         raise InputError(f"ir_datasets could not provide {identifier!r}: {type(error).__name__}: {detail}",
@@ -92,3 +103,13 @@ def _text(record: Any) -> str:
     if text is None and hasattr(record, "default_text"):
         text = record.default_text()
     return str(text or "")
+
+
+def _exported_id(value: Any, identifier: str, records: str, number: int, field: str) -> str:
+    """`value` as the id it is exported as, or the InputError the BEIR loader would raise for it,
+    naming the record (`documents record 3`) instead of a line of a file not yet written."""
+    text = str(value)
+    problem = id_problem(text)
+    if problem is not None:
+        raise InputError(f"{records} record {number:,}: {problem}", path=f"{PREFIX}{identifier}", field=field)
+    return text

@@ -39,8 +39,10 @@ from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, q
 from generator.core.sample_check import sample_comparisons
 from generator.core.scoring import RowRun, rerank_summary, score_rows
 from generator.core.comparisons import method_description
-from generator.fileio import default_cache_dir, display_home_path, display_path, dumps_json, reading, sha256_bytes, sha256_file, write_set
+from generator.fileio import (default_cache_dir, display_home_path, display_path, dumps_json, reading,
+                             regular_file_problem, sha256_bytes, sha256_file, write_set)
 from generator.results import Results, read_results, seal
+from generator.locks import entry_lock
 
 def _now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
@@ -212,8 +214,15 @@ class RowRunner:
 
     def _run(self, spec: RowSpec) -> tuple[Any, str | None]:
         shown = display_path(spec.file)
-        if not spec.file.is_file():
-            raise InputError("run file not found", path=shown, field=f"evaluate.rows.{spec.name}.file")
+        field = f"evaluate.rows.{spec.name}.file"
+        if problem := regular_file_problem(spec.file):
+            raise InputError(f"run file {problem}", path=shown, field=field)
+        project = self.options.outputs_dir.resolve().parent
+        if not spec.outside_project and not spec.file.resolve().is_relative_to(project):
+            # The configuration kept the path inside; a link on the way can still lead out.
+            raise InputError(f"run file leads outside the project (to {display_path(spec.file.resolve())}): keep "
+                             f"run files inside it, or add `outside_project: true` to the row", path=shown,
+                             field=field)
         documents = {document.doc_id for document in self.dataset.documents}
         rankings = read_supplied_run(spec.file, shown, queries=self.dataset.queries, documents=documents,
                                      depth=self.options.depth, query_ids=self.query_ids)
@@ -313,7 +322,10 @@ def _manifest(dataset: Dataset, identity: dict[str, Any], query_ids: Sequence[st
 def prepare_data(options: EvaluationOptions, log: Callable[[str], None] = print) -> None:
     """An `irds:` dataset is exported to its BEIR folder first (once; generator.evaluate.irds)."""
     if options.data_source:
-        ensure_exported(identifier_of(options.data_source), options.data, log)
+        # The export lives in a cache other processes share, and its set's writer would take another
+        # writer's staged files for a killed run's leftovers: one exports, the others wait and re-use it.
+        with entry_lock(options.data.with_name(options.data.name + ".lock")):
+            ensure_exported(identifier_of(options.data_source), options.data, log)
 
 
 def _check_comparisons(pairs: Sequence[tuple[str, str]] | None, names: Sequence[str]) -> None:

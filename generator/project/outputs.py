@@ -36,6 +36,8 @@ never sentences. Everything is validated when the project loads; an error names 
 
 from __future__ import annotations
 
+import unicodedata
+
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -197,6 +199,11 @@ def _output(read: _Reader, name: str, raw: Any) -> OutputSpec:
     file = read.string(f"{where}.file", entry.get("file", OUTPUT_DEFAULTS[name]["file"]))
     if "/" in file or "\\" in file:
         raise read.error(f"{where}.file", "a file name inside outputs/, not a path")
+    hidden = next((char for char in file if unicodedata.category(char) in ("Cc", "Cf", "Co", "Cs", "Cn")), None)
+    if hidden is not None:
+        # A NUL cannot be in a file name at all, and a control or format character hides what is written.
+        raise read.error(f"{where}.file", f"a file name may not hold the control or format character "
+                                          f"U+{ord(hidden):04X}")
     if file.startswith(".") or not file.lower().endswith(REPORT_SUFFIXES) or len(file) > 100:
         # A report never replaces results, run files, caches or a directory: only these suffixes.
         raise read.error(f"{where}.file", f"a report file name ending in {', '.join(REPORT_SUFFIXES)} "

@@ -10,16 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from generator.cli import main
 from generator.errors import InputError, ModelUnavailableError
 from generator.evaluate import shapes
 from generator.evaluate.cost import build_scorer, cost_curve, measure_rerank_cost, resolve_device
-from generator.evaluate.data import load_dataset
 from generator.evaluate.models import _packaged_minilm_path
-from generator.core.runfiles import write_run
 from generator.evaluate.shapes import BUILT_IN_SHAPES, choose_tokenizer, resolve_shape
+from tests.conftest import cost_project
 
 pytestmark = pytest.mark.model
 
@@ -230,22 +228,8 @@ def test_devices_resolve_to_what_is_there(monkeypatch):
     assert resolve_device("auto") == "cuda"
 
 
-def _cost_project(root: Path, data: Path) -> Path:
-    """A beir project whose outputs name a hybrid run of five candidates per query."""
-    dataset = load_dataset(data)
-    rankings = {q: [(doc_id, 1.0 / rank) for rank, doc_id in enumerate(dataset.document_ids[i:i + 5], start=1)]
-                for i, q in enumerate(dataset.test_query_ids())}
-    (root / "outputs").mkdir(parents=True)
-    (root / "readout.yaml").write_text(yaml.safe_dump({"title": "Cost", "kind": "beir", "data": str(data),
-                                                       "evaluate": {"progress": False}}), encoding="utf-8")
-    write_run(root / "outputs" / "runs" / "hybrid.trec", rankings, "hybrid")
-    (root / "outputs" / "results.json").write_text(json.dumps({"runs": {"hybrid": "runs/hybrid.trec"}}),
-                                                   encoding="utf-8")
-    return root
-
-
 def test_readout_cost_prints_the_figures_and_the_curve(tiny_bert, small_dataset, tmp_path, capsys):
-    project = _cost_project(tmp_path / "project", small_dataset)
+    project = cost_project(tmp_path / "project", small_dataset)
     cache = tmp_path / "cache"
     assert main(["cost", str(tiny_bert), str(project), "--cache-dir", str(cache), "--max-length", "32"]) == 0
     out = capsys.readouterr().out
@@ -264,7 +248,7 @@ def test_readout_cost_prints_the_figures_and_the_curve(tiny_bert, small_dataset,
 
 def test_readout_cost_of_an_unknown_model_is_one_line_and_exit_2(small_dataset, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    project = _cost_project(tmp_path / "project", small_dataset)
+    project = cost_project(tmp_path / "project", small_dataset)
     assert main(["cost", "nobody/no-such-reranker", str(project), "--cache-dir", str(tmp_path / "c")]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -272,7 +256,7 @@ def test_readout_cost_of_an_unknown_model_is_one_line_and_exit_2(small_dataset, 
 
 
 def test_readout_cost_refuses_a_bad_depth(tiny_bert, small_dataset, tmp_path, capsys):
-    project = _cost_project(tmp_path / "project", small_dataset)
+    project = cost_project(tmp_path / "project", small_dataset)
     assert main(["cost", str(tiny_bert), str(project), "--depth", "10,x"]) == 2
     assert capsys.readouterr().err.startswith("Error: --depth: ")
 
@@ -389,7 +373,7 @@ def test_bad_cost_settings_are_input_errors_naming_the_field(tiny_bert, tmp_path
 
 
 def test_readout_cost_sweeps_several_models_and_precisions(tiny_bert, tiny_xlmr, small_dataset, tmp_path, capsys):
-    project = _cost_project(tmp_path / "project", small_dataset)
+    project = cost_project(tmp_path / "project", small_dataset)
     common = ["--cache-dir", str(tmp_path / "cache"), "--max-length", "32", "--precision", "fp32,int8"]
     assert main(["cost", str(tiny_bert), str(tiny_xlmr), str(project), *common, "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -404,3 +388,33 @@ def test_readout_cost_sweeps_several_models_and_precisions(tiny_bert, tiny_xlmr,
                                                          ["5", "32", "fp32"], ["5", "32", "int8"]]
     assert main(["cost", str(tiny_bert), str(project), "--precision", "fp16"]) == 2
     assert capsys.readouterr().err.startswith("Error: --precision: ")
+
+
+def test_each_batch_keeps_its_fastest_repeat_so_a_slowed_repeat_is_not_multiplied_by_the_depth():
+    """Two repeats of a 2-layer cut, one slowed by another process: the fastest is the batch's cost,
+    and the extrapolation to 24 layers does not carry the slow spell twelve-fold (the median of two
+    would read 50 ms of a stranger's time as 600 ms of the model's)."""
+    from generator.evaluate.cost import REPEAT_STATISTIC, _query_cost
+
+    entries = {0: {"pairs": 2, "batches": [[0, 1]], "tokens": [5, 5], "batch_milliseconds": [[10.0], [12.0]]},
+               2: {"pairs": 2, "batches": [[0, 1]], "tokens": [5, 5], "batch_milliseconds": [[110.0], [160.0]]}}
+    cost = _query_cost("q", entries, full_layers=24)
+    assert REPEAT_STATISTIC == "fastest"
+    assert cost.layer_milliseconds == {0: (10.0,), 2: (110.0,)}
+    assert cost.milliseconds == pytest.approx(10.0 + 24 * 50.0)
+
+
+def test_a_pricing_warms_up_on_one_batch_of_the_longest_pairs(tiny_bert, tmp_path):
+    from generator.evaluate.cost import open_pricing
+
+    pricing = open_pricing(str(tiny_bert), method="full", batch_size=2, max_length=64, cache_dir=tmp_path / "c",
+                           device="cpu", log=lambda _: None)
+    session = pricing.session
+    scorer = session.build()
+    seen = []
+    predict = scorer.predict
+    scorer.predict = lambda pairs, **kwargs: (seen.append(list(pairs)), predict(pairs, **kwargs))[1]
+    pairs = [("q", "short"), ("q", "a much longer document text here"), ("q", "mid length text"), ("q", "x")]
+    session.ready(pairs)
+    session.ready(pairs)
+    assert seen == [[("q", "a much longer document text here"), ("q", "mid length text")]]

@@ -64,6 +64,24 @@ def test_missing_field_in_queries(tmp_path, capsys, make_small_dataset):
     assert err == f"Error: {data / 'queries.jsonl'}:2: text: missing field"
 
 
+def test_an_id_a_run_file_cannot_hold_is_refused_before_anything_runs(tmp_path, capsys, make_small_dataset):
+    data = make_small_dataset(tmp_path / "d")
+    _rewrite_line(data / "queries.jsonl", 2, json.dumps({"_id": "<svg onload=x>", "text": "a query"}))
+    code, err = _evaluate_error(tmp_path, capsys, data)
+    assert code == 2
+    assert err == (f"Error: {data / 'queries.jsonl'}:2: _id: id '<svg onload=x>' holds whitespace (U+0020 SPACE); "
+                   "ids are printable text without spaces, as TREC run files need")
+
+
+def test_a_qrels_document_id_with_a_space_is_refused_naming_the_column(tmp_path, capsys, make_small_dataset):
+    data = make_small_dataset(tmp_path / "d")
+    qrels = data / "qrels" / "test.tsv"
+    _rewrite_line(qrels, 3, 'q0\tx" onmouseover="y\t1')
+    code, err = _evaluate_error(tmp_path, capsys, data)
+    assert code == 2
+    assert err.startswith(f"Error: {qrels}:3: corpus-id: id 'x\" onmouseover=\"y' holds whitespace (U+0020 SPACE)")
+
+
 def test_non_integer_qrels_score(tmp_path, capsys, make_small_dataset):
     data = make_small_dataset(tmp_path / "d")
     qrels = data / "qrels" / "test.tsv"

@@ -341,7 +341,7 @@ def test_a_run_file_row_scores_exactly_like_the_row_that_wrote_it(small_dataset,
     write_outputs(evaluate(first, log=lambda _: None), first, log=lambda _: None)
     team = tmp_path / "team.trec"
     shutil.copy(first.runs_dir / "hybrid.trec", team)
-    options = _options(small_dataset, tmp_path / "b", skip_rerank=True, rows=(*default_rows(), RowSpec("team", "run", file=team)))
+    options = _options(small_dataset, tmp_path / "b", skip_rerank=True, rows=(*default_rows(), RowSpec("team", "run", file=team, outside_project=True)))
     results, problem = _verified(options, evaluate(options, log=lambda _: None))
     assert problem is None, problem
     rows = {row["search"]: row for row in results["table"]}
@@ -369,7 +369,7 @@ def sha256_of(path):
 def test_a_bad_run_file_is_refused_with_its_line(small_dataset, tmp_path, line, expected):
     team = tmp_path / "team.trec"
     team.write_text("q0 Q0 doc001 1 0.9 run\n" + line + "\n")
-    options = _options(small_dataset, tmp_path, skip_rerank=True, rows=(*default_rows(), RowSpec("team", "run", file=team)))
+    options = _options(small_dataset, tmp_path, skip_rerank=True, rows=(*default_rows(), RowSpec("team", "run", file=team, outside_project=True)))
     with pytest.raises(InputError, match=expected) as raised:
         evaluate(options, log=lambda _: None)
     assert raised.value.line == 2

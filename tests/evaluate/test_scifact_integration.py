@@ -107,7 +107,8 @@ def test_the_committed_hybrid_run_as_a_run_row_gives_exactly_the_hybrid_rows_met
     options = EvaluationOptions(data=scifact_dir, outputs_dir=tmp_path / "outputs", dense_model="minilm-offline",
                                 skip_rerank=True, progress=False, bootstrap_resamples=200,
                                 rows=(RowSpec("dense", "dense"), RowSpec(
-                                    "committed-hybrid", "run", file=repository / "outputs" / "runs" / "hybrid.trec")))
+                                    "committed-hybrid", "run", file=repository / "outputs" / "runs" / "hybrid.trec",
+                                    outside_project=True)))
     results = evaluate(options, log=print, dataset=scifact).results
     supplied = next(row for row in results["table"] if row["search"] == "committed-hybrid")
     hybrid = next(row for row in committed["table"] if row["search"] == "hybrid")
