@@ -384,13 +384,12 @@ _DEFAULT_ROWS = (("dense", "kind: dense"), ("sparse", "kind: sparse"),
 def _rows_block(run: tuple[str, str] | None) -> str:
     """The `rows:` of readout.yaml: commented (the four default rows apply) without a run of the
     team's own; with one, the four and the team's run row, in force."""
+    lines = [f"{{name: {name}, {rest}}}" for name, rest in _DEFAULT_ROWS]
     if run is None:
-        lines = [f"{{name: {name}, {rest}}}" for name, rest in _DEFAULT_ROWS]
         lines.append("{name: team-bm25, kind: run, file: runs/team.trec}")
         return (_ROWS_INTRO.format(left_out=" (left out: these four)") + "  #   rows:\n"
                 + "".join(f"  #     - {line}\n" for line in lines))
     name, file = run
-    lines = [f"{{name: {row}, {rest}}}" for row, rest in _DEFAULT_ROWS]
     lines.append(f"{{name: {name}, kind: run, file: {_yaml_string(file)}}}")
     return _ROWS_INTRO.format(left_out="") + "  rows:\n" + "".join(f"    - {line}\n" for line in lines)
 
@@ -450,8 +449,8 @@ def _team_run(run: Path, name: str | None) -> tuple[str, str, bytes]:
     if sum(1 for _ in run_file_lines(run, shown)) == 0:   # every line read: a bad one later is named too
         raise InputError("holds no ranking: give a TREC run file (query Q0 document rank score tag)", path=shown,
                          field="--run")
-    name = (name if name is not None else run.stem).strip()
-    option = "--run-name" if name != run.stem else "--run"
+    option = "--run" if name is None else "--run-name"
+    name = (run.stem if name is None else name).strip()
     if not ROW_NAME.fullmatch(name):
         raise InputError(f"the row name {name[:60]!r} is not a short identifier (letters, digits, _ + -): "
                          f"name the row with --run-name", field=option)

@@ -133,13 +133,9 @@ def _evaluate_with_run(tmp_path: Path, file: str, **row) -> None:
     evaluate(options, log=lambda _: None)
 
 
-def _make_fifo(path: Path) -> None:
-    os.mkfifo(path)
-
-
 @pytest.mark.parametrize("make, what", [
     (lambda path: path.mkdir(), "is a directory"),
-    (_make_fifo, "is a FIFO"),
+    (os.mkfifo, "is a FIFO"),
 ])
 def test_a_run_file_that_is_not_a_regular_file_is_refused_by_what_it_is(tmp_path, make, what):
     project = tmp_path / "project"

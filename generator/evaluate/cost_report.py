@@ -70,7 +70,7 @@ def format_measurement(figures: dict[str, Any]) -> str:
     if figures.get("per_query_fit"):
         fits = list(figures["per_query_fit"].values())
         lines.append(f"fit: layers {', '.join(map(str, figures['layers_timed']))} timed, {figures['repeats']} repeats "
-                     f"each (each batch's {figures.get('repeat_statistic', 'median')}); per query {_median([fit['intercept_milliseconds'] for fit in fits]):.1f} ms + "
+                     f"each (each batch's {figures['repeat_statistic']}); per query {_median([fit['intercept_milliseconds'] for fit in fits]):.1f} ms + "
                      f"{_median([fit['per_layer_milliseconds'] for fit in fits]):.1f} ms per layer (medians) "
                      f"x {figures['full_layers']} layers")
     if figures["cpu_seconds_per_wall_second"] is not None:

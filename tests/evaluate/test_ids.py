@@ -5,7 +5,6 @@ and make six-field run lines."""
 
 from __future__ import annotations
 
-from collections import namedtuple
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from generator.errors import InputError
 from generator.evaluate.data import load_dataset
 from generator.evaluate.irds import ensure_exported
 from tests.conftest import write_beir
+from tests.evaluate.test_irds import Doc, FakeDataset, Qrel, Query
 
 LONGEST_LINE = 300
 
@@ -116,36 +116,18 @@ def test_ordinary_ids_load_and_make_six_field_run_lines(tmp_path, value):
     assert all(len(line.split()) == 6 for line in run.splitlines())
 
 
-Doc = namedtuple("Doc", "doc_id title text")
-Query = namedtuple("Query", "query_id text")
-Qrel = namedtuple("Qrel", "query_id doc_id relevance")
-
-
-class _Irds:
-    def __init__(self, doc_id="d1", query_id="q1"):
-        self.docs = [Doc("d0", "t", "zero"), Doc(doc_id, "t", "one")]
-        self.queries = [Query("q0", "first"), Query(query_id, "second")]
-        self.qrels = [Qrel("q0", "d0", 1), Qrel(query_id, doc_id, 1)]
-
-    def has_docs(self):
-        return True
-
-    has_queries = has_qrels = has_docs
-
-    def docs_iter(self):
-        return iter(self.docs)
-
-    def queries_iter(self):
-        return iter(self.queries)
-
-    def qrels_iter(self):
-        return iter(self.qrels)
+def _irds(doc_id: str = "d1", query_id: str = "q1") -> FakeDataset:
+    """An ir_datasets dataset of two documents, queries and judgements, the second of each with the
+    ids given."""
+    return FakeDataset([Doc("d0", "t", "zero"), Doc(doc_id, "t", "one")],
+                       [Query("q0", "first"), Query(query_id, "second")],
+                       [Qrel("q0", "d0", 1, "0"), Qrel(query_id, doc_id, 1, "0")])
 
 
 @pytest.mark.parametrize("value", sorted(REFUSED))
 @pytest.mark.parametrize("place", ["documents", "queries"])
 def test_the_ir_datasets_export_refuses_the_ids_the_loader_refuses(tmp_path, value, place):
-    source = _Irds(**({"doc_id": value} if place == "documents" else {"query_id": value}))
+    source = _irds(**({"doc_id": value} if place == "documents" else {"query_id": value}))
     target = tmp_path / "export"
     with pytest.raises(InputError) as raised:
         ensure_exported("fake/bad", target, lambda _: None, load=lambda _: source)
@@ -157,8 +139,8 @@ def test_the_ir_datasets_export_refuses_the_ids_the_loader_refuses(tmp_path, val
 
 
 def test_the_export_refuses_a_bad_id_found_only_in_the_qrels(tmp_path):
-    source = _Irds()
-    source.qrels.append(Qrel("q1", "d 1", 1))
+    source = _irds()
+    source.qrels.append(Qrel("q1", "d 1", 1, "0"))
     with pytest.raises(InputError, match=r"^irds:fake/bad: doc_id: qrels record 3: id 'd 1' holds whitespace"):
         ensure_exported("fake/bad", tmp_path / "export", lambda _: None, load=lambda _: source)
 
@@ -166,7 +148,7 @@ def test_the_export_refuses_a_bad_id_found_only_in_the_qrels(tmp_path):
 @pytest.mark.parametrize("value", ACCEPTED)
 def test_the_export_keeps_ordinary_ids_and_the_loader_reads_them_back(tmp_path, value):
     target = ensure_exported("fake/ok", tmp_path / "export", lambda _: None,
-                             load=lambda _: _Irds(doc_id=value, query_id=value))
+                             load=lambda _: _irds(doc_id=value, query_id=value))
     dataset = load_dataset(target)
     assert value in dataset.document_ids and dataset.qrels.relevant(value) == {value}
 
