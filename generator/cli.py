@@ -30,7 +30,7 @@ import sys
 import traceback
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, NoReturn, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Sequence, TextIO
 
 from generator import __version__
 from generator.errors import InputError, ReadoutError
@@ -174,6 +174,7 @@ def _configure_evaluate(parser: argparse.ArgumentParser) -> None:
     _runtime_arguments(parser)
     parser.add_argument("--encode-batch-size", type=int, default=None,
                         help=f"texts per forward pass of the dense encoder (default {ENCODE_BATCH_SIZE})")
+    _engine_arguments(parser)
     parser.add_argument("--rerank-cost", default=None, choices=RERANK_COST,
                         help="when the rerank row does not run: 'shape' measures the reranker's cost from its "
                              "architecture with random weights (quality stays not measured), 'none' does not "
@@ -189,6 +190,25 @@ def _runtime_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=None,
                         help=f"reranker pairs per forward pass (default: readout.yaml's "
                              f"evaluate.rerank_batch_size, else {RERANK_BATCH_SIZE})")
+
+
+def _engine_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--engine", default="local", choices=("local", "ray"),
+                        help="where corpus encoding and reranking run: this process (default) or Ray Data workers "
+                             "(pip install 'traced-readout[ray]'); the figures are the same")
+    parser.add_argument("--ray-address", default=None, metavar="ADDRESS",
+                        help="with --engine ray: the cluster to join (e.g. auto, or ray://head:10001); "
+                             "default: start a local one on this machine")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="with --engine ray: workers, one model each (default: a local cluster's CPUs, "
+                             "or every CPU of the cluster joined)")
+
+
+def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
+    if args.engine != "ray" and (args.ray_address is not None or args.workers is not None):
+        option = "--ray-address" if args.ray_address is not None else "--workers"
+        raise InputError(f"{option} is for --engine ray", field=option)
+    return {"engine": args.engine, "ray_address": args.ray_address, "workers": _positive(args.workers, "--workers")}
 
 
 def _positive(value: int | None, option: str) -> int | None:
@@ -211,7 +231,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         rerank_batch_size=_positive(args.batch_size, "--batch-size"), rerank_cost=args.rerank_cost,
         encode_batch_size=_positive(args.encode_batch_size, "--encode-batch-size"),
         # A reason configured in readout.yaml describes the configured skip, not one asked for here.
-        skip_rerank_reason=SKIP_RERANK_REASON if args.skip_rerank else None)
+        skip_rerank_reason=SKIP_RERANK_REASON if args.skip_rerank else None, **_engine_options(args))
     with outputs_lock(options.results_path.parent):
         run_and_write(options, log=lambda message: print(message, file=sys.stderr))
     return EXIT_OK

@@ -12,10 +12,10 @@ import json
 import os
 import re
 import stat
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from generator.errors import InputError
 
@@ -93,20 +93,27 @@ def _write_temporary(target: Path, data: bytes) -> str:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as error:
         raise _written_file_error(error, target) from None
-    try:
+    with _removed_on_failure(tmp_name, target):
         # mkstemp creates 0600; outputs are ordinary files, so apply the usual umask instead.
         os.fchmod(fd, 0o666 & ~_current_umask())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+    return tmp_name
+
+
+@contextmanager
+def _removed_on_failure(tmp_name: str, target: Path) -> Iterator[None]:
+    """The temporary file removed if the block fails; an OSError then names the file being written."""
+    try:
+        yield
     except OSError as error:
         _unlink_quietly(tmp_name)
         raise _written_file_error(error, target) from None
     except BaseException:
         _unlink_quietly(tmp_name)
         raise
-    return tmp_name
 
 
 def _unlink_quietly(name: str | os.PathLike) -> None:
@@ -114,6 +121,25 @@ def _unlink_quietly(name: str | os.PathLike) -> None:
         os.unlink(name)
     except FileNotFoundError:
         pass
+
+
+@contextmanager
+def staged_file(path: str | os.PathLike, *, commit_lock: Any = None,
+                before_commit: Callable[[], None] | None = None) -> Iterator[str]:
+    """A temporary file beside `path` for the block to fill (by name: a memory map, a library's
+    own writer), renamed onto `path` when the block ends and removed if it raises: a file too
+    large to hold in memory is still written whole or not at all. `before_commit` runs just
+    before the rename, both under `commit_lock` when one is given (a two-file entry's metadata)."""
+    target = Path(path)
+    tmp_name = _write_temporary(target, b"")
+    with _removed_on_failure(tmp_name, target):
+        yield tmp_name
+        with open(tmp_name, "rb+") as handle:
+            os.fsync(handle.fileno())
+        with commit_lock if commit_lock is not None else nullcontext():
+            if before_commit is not None:
+                before_commit()
+            _replace(tmp_name, target)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:

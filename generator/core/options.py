@@ -58,7 +58,8 @@ DEFAULT_PERMUTATION_RESAMPLES = 100_000
 SKIP_RERANK_REASON = "skipped on request (--skip-rerank)"
 
 # Keys of the `evaluate:` block; paths come from the project, never from this block.
-_NOT_CONFIGURABLE = ("data", "outputs_dir", "output", "data_source")
+# Where the heavy stages run is the machine's business, not the project's: a command-line choice.
+_NOT_CONFIGURABLE = ("data", "outputs_dir", "output", "data_source", "engine", "ray_address", "workers")
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,12 @@ class EvaluationOptions:
     # The reranker configurations to price by shape beside the ceiling of their depth
     # (generator.core.frontier); None: no frontier.
     frontier: FrontierSpec | None = None
+    # Where corpus encoding and reranking run: "local" (this process) or "ray" (Ray Data workers:
+    # generator.evaluate.distributed) on the cluster at `ray_address`, or a local one of `workers`.
+    # The figures are the same either way (tests/evaluate/test_distributed.py).
+    engine: str = "local"
+    ray_address: str | None = None
+    workers: int | None = None
 
     @property
     def results_path(self) -> Path:
@@ -149,7 +156,9 @@ class EvaluationOptions:
     def runtime(self, device: str) -> dict[str, Any]:
         """How it ran, which changes timings but not the figures: recorded, not compared by `build`."""
         return {"device_requested": self.device, "device": device, "encode_batch_size": self.encode_batch_size,
-                "rerank_batch_size": self.rerank_batch_size}
+                "rerank_batch_size": self.rerank_batch_size,
+                # Only when chosen, so a local run's manifest reads as it always has.
+                **({"engine": self.engine} if self.engine != "local" else {})}
 
 
 def runs_dir_name(results_name: str) -> str:

@@ -4,7 +4,10 @@ the functions that need them); the arithmetic it scores with is the kernel's (ge
 
 Modules: `data` (the validating BEIR loader), `irds` (datasets by ir_datasets identifier),
 `models` (resolving and loading models), `cache` (embeddings and rerank scores on disk),
-`retrieval` (the dense, sparse, fusion and rerank rows), `candidates` (the pairs a reranker
+`sparse_index` (the BM25 index saved in the cache and searched memory-mapped), `encoding` (a
+corpus encoded in the encoder's own batches, so shards give the bits of one call),
+`retrieval` (the dense, sparse, fusion and rerank rows), `distributed` (encoding and reranking
+as Ray Data jobs writing the same cache entries), `candidates` (the pairs a reranker
 scores), `shapes`, `cost` and `cost_report` (a reranker's cost measured by its shape),
 `sweep` (many configurations priced by shape, each timing reused where it is exact), `training`
 (fine-tuning a cross-encoder on the corpus alone), `progress` (a bar on a terminal, a line at

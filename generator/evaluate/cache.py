@@ -20,15 +20,15 @@ embedding entry is two files, so both are written and read under the entry's loc
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from generator.fileio import atomic_write_bytes, atomic_write_json
+from generator.fileio import atomic_write_json, staged_file
 from generator.locks import entry_lock
 
 Warn = Callable[[str], None]
@@ -96,8 +96,46 @@ def read_json_entry(path: Path) -> tuple[Any, str | None]:
         return None, f"unreadable: {type(error).__name__}: {error}"
 
 
+# Rows read at a time when an entry is hashed or verified: a million-row memory map is never
+# copied whole into memory (65,536 rows of 384 floats: 96 MB).
+VERIFY_CHUNK_ROWS = 65_536
+
+
+def row_chunks(rows: int, chunk_rows: int = VERIFY_CHUNK_ROWS) -> Iterator[tuple[int, int]]:
+    for start in range(0, rows, chunk_rows):
+        yield start, min(start + chunk_rows, rows)
+
+
 def embeddings_checksum(matrix: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(matrix, dtype=EMBEDDING_DTYPE).tobytes()).hexdigest()
+    """sha256 of the matrix's little-endian float32 bytes, row after row (read chunk by chunk)."""
+    digest = hashlib.sha256()
+    if matrix.ndim != 2:
+        digest.update(np.ascontiguousarray(matrix, dtype=EMBEDDING_DTYPE).tobytes())
+        return digest.hexdigest()
+    for start, stop in row_chunks(matrix.shape[0]):
+        digest.update(np.ascontiguousarray(matrix[start:stop], dtype=EMBEDDING_DTYPE).tobytes())
+    return digest.hexdigest()
+
+
+def _first_bad_rows(matrix: np.ndarray, normalized: bool) -> tuple[int | None, tuple[int, float] | None, str]:
+    """One pass over the rows, chunk by chunk: the first row holding a non-finite value, the first
+    row whose norm is not 1 (when normalised), and the checksum."""
+    digest = hashlib.sha256()
+    non_finite: int | None = None
+    off_norm: tuple[int, float] | None = None
+    for start, stop in row_chunks(matrix.shape[0]):
+        chunk = np.ascontiguousarray(matrix[start:stop], dtype=EMBEDDING_DTYPE)
+        digest.update(chunk.tobytes())
+        finite = np.isfinite(chunk).all(axis=1)
+        if non_finite is None and not finite.all():
+            non_finite = start + int(np.argmin(finite))
+        if normalized and off_norm is None:
+            norms = np.linalg.norm(chunk.astype(np.float64), axis=1)
+            off = np.abs(norms - 1.0) > UNIT_NORM_TOLERANCE
+            if off.any():
+                row = int(np.argmax(off))
+                off_norm = (start + row, float(norms[row]))
+    return non_finite, off_norm, digest.hexdigest()
 
 
 def verify_embeddings(matrix: Any, meta: Any, key: str, *, rows: int, dimension: int | None = None,
@@ -130,16 +168,12 @@ def verify_embeddings(matrix: Any, meta: Any, key: str, *, rows: int, dimension:
         return "metadata does not say whether rows are normalised"
     if normalized is not None and meta["normalized"] != normalized:
         return f"normalized is {meta['normalized']}, expected {normalized}"
-    finite = np.isfinite(matrix).all(axis=1)
-    if not finite.all():
-        return f"row {int(np.argmin(finite))} holds a non-finite value"
-    if meta["normalized"] and rows:
-        norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
-        off = np.abs(norms - 1.0) > UNIT_NORM_TOLERANCE
-        if off.any():
-            row = int(np.argmax(off))
-            return f"row {row} has norm {norms[row]:.4g}, not 1"
-    if meta[CHECKSUM_FIELD] != embeddings_checksum(matrix):
+    non_finite, off_norm, checksum = _first_bad_rows(matrix, meta["normalized"])
+    if non_finite is not None:
+        return f"row {non_finite} holds a non-finite value"
+    if off_norm is not None:
+        return f"row {off_norm[0]} has norm {off_norm[1]:.4g}, not 1"
+    if meta[CHECKSUM_FIELD] != checksum:
         return "checksum mismatch: the array changed after it was written"
     return None
 
@@ -182,23 +216,41 @@ class EmbeddingCache:
         if unreadable is not None:
             return None, f"metadata {unreadable}"
         try:
-            matrix = np.load(self._path(key), allow_pickle=False)
+            # Memory-mapped: a million-row entry is read from the page cache as it is searched,
+            # never copied whole into this process (generator.evaluate.retrieval.dense_search).
+            matrix = np.load(self._path(key), mmap_mode="r", allow_pickle=False)
         except Exception as error:  # noqa: BLE001 - a damaged file raises anything from EOFError to BadZipFile
             return None, f"unreadable: {type(error).__name__}: {error}"
         reason = verify_embeddings(matrix, meta, key, rows=rows, dimension=dimension, normalized=normalized)
         return (matrix, None) if reason is None else (None, reason)
 
     def store(self, key: str, matrix: np.ndarray, description: dict) -> Path:
-        matrix = np.ascontiguousarray(matrix, dtype=EMBEDDING_DTYPE)
-        buffer = io.BytesIO()
-        np.save(buffer, matrix, allow_pickle=False)
-        meta = {**description, "key": key, "dtype": EMBEDDING_DTYPE_NAME, "shape": list(matrix.shape),
-                CHECKSUM_FIELD: embeddings_checksum(matrix)}
-        with entry_lock(self._lock_path(key)):
+        matrix = np.asarray(matrix)
+        with self.writer(key, matrix.shape, description) as rows:
+            for start, stop in row_chunks(matrix.shape[0]):
+                rows[start:stop] = matrix[start:stop]
+        return self._path(key)
+
+    @contextmanager
+    def writer(self, key: str, shape: Sequence[int], description: dict) -> Iterator[np.ndarray]:
+        """A memory-mapped float32 matrix of `shape` to fill (in any order, by whoever encodes it);
+        when the block ends, the entry is checksummed and put in place with its metadata. A block
+        that raises leaves no entry: the array is written to a temporary file first."""
+        meta: dict[str, Any] = {}
+
+        def write_metadata() -> None:
             # Metadata first: a crash between the two writes leaves a checksum that does not match
             # the old array, so the pair is recomputed rather than trusted.
             atomic_write_json(self._meta_path(key), meta)
-            return atomic_write_bytes(self._path(key), buffer.getvalue())
+
+        with staged_file(self._path(key), commit_lock=entry_lock(self._lock_path(key)),
+                         before_commit=write_metadata) as staging:
+            rows = np.lib.format.open_memmap(staging, mode="w+", dtype=EMBEDDING_DTYPE, shape=tuple(shape))
+            yield rows
+            rows.flush()
+            meta.update({**description, "key": key, "dtype": EMBEDDING_DTYPE_NAME, "shape": list(rows.shape),
+                         CHECKSUM_FIELD: embeddings_checksum(rows)})
+            del rows
 
 
 RERANK_FIELDS = ("query_id", "candidates", "scores", "milliseconds")

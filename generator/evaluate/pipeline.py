@@ -22,6 +22,7 @@ from generator import __version__
 from generator.errors import InputError, ModelUnavailableError
 from generator.evaluate.cache import EmbeddingCache, RerankCache
 from generator.evaluate.cost import measure_rerank_cost
+from generator.evaluate.distributed import RayEngine
 from generator.evaluate.environment import package_versions, thread_count
 from generator.core.data_source import identifier_of
 from generator.evaluate.irds import ensure_exported
@@ -75,8 +76,14 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
     roles = roles_from_specs(specs)
     models = resolve_row_models(specs, options)
     _check_comparisons(options.comparisons, roles.names)
-    device = resolve_device(options.device)
-    runs = RowRunner(dataset, query_ids, options, models, cache_dir, device, log, load_cross_encoder).run(specs)
+    engine = start_engine(options, log)
+    try:
+        device = engine.resolve_device(options.device) if engine is not None else resolve_device(options.device)
+        runs = RowRunner(dataset, query_ids, options, models, cache_dir, device, log, load_cross_encoder,
+                         engine).run(specs)
+    finally:
+        if engine is not None:
+            engine.close()
     rerank_costs = {spec.name: _rerank_cost(dataset, runs, models, spec, query_ids, options, device, log)
                     for spec in models.rerank_specs}
     first = models.rerank_specs[0] if models.rerank_specs else None
@@ -115,6 +122,13 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
         log(f"note: inputs differ from the published {identity['of']} files "
             f"({', '.join(identity['differing_inputs'])}): this run is not a reproduction of it")
     return Evaluation(results=results, rankings=runs.rankings, judgements=judgements, metrics=tuple(metrics))
+
+
+def start_engine(options: EvaluationOptions, log: Callable[[str], None]) -> Any:
+    """The Ray engine when `--engine ray` asks for it (generator.evaluate.distributed), else None."""
+    if options.engine == "local":
+        return None
+    return RayEngine(address=options.ray_address, workers=options.workers, log=log)
 
 
 @dataclass
@@ -169,6 +183,7 @@ class RowRunner:
     device: str
     log: Callable[[str], None]
     load_cross_encoder: Callable | None = None
+    engine: Any = None   # generator.evaluate.distributed.RayEngine, or None: here
 
     def run(self, specs: Sequence[RowSpec]) -> RowRuns:
         self.queries = {q: self.dataset.queries[q] for q in self.query_ids}
@@ -183,15 +198,20 @@ class RowRunner:
 
     def _dense(self, spec: RowSpec) -> tuple[Any, str | None]:
         identity = self.models.dense[spec.name]
+        # With an engine, the workers encode the corpus on `device`; this process only plans their
+        # batches and encodes the queries, on its CPU.
         outcome = dense_rankings(self.dataset.documents, self.queries, identity, self.options.depth,
                                  EmbeddingCache(self.cache_dir), progress=self.options.progress, log=self.log,
-                                 device=self.device, batch_size=self.options.encode_batch_size)
+                                 device="cpu" if self.engine else self.device,
+                                 batch_size=self.options.encode_batch_size,
+                                 **({"encode_corpus": self.engine.corpus_encoder(identity, self.device)}
+                                    if self.engine else {}))
         self.runs.dense_outcomes[spec.name] = outcome
         return outcome.rankings, identity.name
 
     def _sparse(self, spec: RowSpec) -> tuple[Any, str | None]:
-        self.log(f"{spec.name}: indexing with bm25s")
-        return sparse_rankings(self.dataset.documents, self.queries, self.options.depth, k1=spec.k1, b=spec.b), None
+        return sparse_rankings(self.dataset.documents, self.queries, self.options.depth, k1=spec.k1, b=spec.b,
+                               cache_dir=self.cache_dir, log=self.log, row=spec.name), None
 
     def _fusion(self, spec: RowSpec) -> tuple[Any, str | None]:
         return fused_rankings([self.runs.rankings[name] for name in spec.of], spec.method, self.options.depth,
@@ -208,7 +228,7 @@ class RowRunner:
                                   spec.max_length, RerankCache(self.cache_dir, identity.cache_key),
                                   progress=self.options.progress, log=self.log, load_model=self.load_cross_encoder,
                                   device=self.device, batch_size=_batch_size(spec, self.options), depth=spec.depth,
-                                  precision=spec.precision or DEFAULT_PRECISION)
+                                  precision=spec.precision or DEFAULT_PRECISION, engine=self.engine)
         self.runs.reranks[spec.name] = outcome
         return outcome.rankings, trained_label(identity, _corpus_sha256(self.dataset)) or identity.name
 

@@ -9,11 +9,10 @@ output exact. tqdm is imported only where a bar is drawn.
 
 from __future__ import annotations
 
-import contextlib
 import re
 import sys
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 PROGRESS_INTERVAL_SECONDS = 10.0
 # Every line `progress_line` writes, and nothing else: a log reader (or a test comparing output)
@@ -96,26 +95,3 @@ class Progress:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
-
-
-@contextlib.contextmanager
-def counting_encoder_batches(encoder_module: Any, progress: Progress, items: int) -> Iterator[None]:
-    """sentence-transformers' `encode` walks its batches with the `trange` it imported; while this
-    is open, each batch it starts advances `progress` by the items it holds. The batches are its
-    own (nothing is chunked differently, so the embeddings are bit-for-bit the same); a version
-    without that name simply reports nothing until the end."""
-    original = getattr(encoder_module, "trange", None)
-    if original is None or not progress.enabled or progress.tty:
-        yield
-        return
-
-    def trange(start: int, stop: int, step: int, **_: Any) -> Iterator[int]:
-        for index in range(start, stop, step):
-            yield index
-            progress.advance(min(index + step, items))
-
-    encoder_module.trange = trange
-    try:
-        yield
-    finally:
-        encoder_module.trange = original

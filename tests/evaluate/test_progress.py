@@ -2,13 +2,13 @@
 time left), nothing for work shorter than that, a bar on a terminal, and the corpus encoding
 reported batch by batch without changing a single embedding."""
 
-import types
+import sys
 
 import numpy as np
 import pytest
 
 from generator.evaluate import progress as progress_module
-from generator.evaluate.progress import PROGRESS_LINE, Progress, counting_encoder_batches, progress_line
+from generator.evaluate.progress import PROGRESS_LINE, Progress, progress_line
 
 
 def _run(total, seconds_per_item, **kwargs):
@@ -54,37 +54,25 @@ def test_the_line_pattern_tells_progress_from_messages():
     assert not PROGRESS_LINE.search("Decision D5: trigger does not fire: do not ship the reranker\n")
 
 
-def test_counting_batches_advances_by_each_batch_and_restores_the_encoder():
-    module = types.SimpleNamespace(trange=range)
-    now, lines = [0.0], []
-    bar = Progress("dense", 10, unit="documents", log=lines.append, tty=False, interval=0.0, clock=lambda: now[0])
-    bar.start()
-    seen = []
-    with counting_encoder_batches(module, bar, 10):
-        for start in module.trange(0, 10, 4, desc="Batches", disable=True):
-            now[0] += 1.0
-            seen.append(start)
-    assert seen == [0, 4, 8] and module.trange is range
-    assert [line.split(" documents")[0] for line in lines] == ["dense: 4/10", "dense: 8/10", "dense: 10/10"]
-
-
 @pytest.mark.model
-def test_the_real_encoder_reports_batches_and_its_embeddings_do_not_change(monkeypatch):
-    import sys
-
+def test_dense_encoding_reports_each_batch_and_its_embeddings_do_not_change(monkeypatch, tmp_path):
+    from generator.evaluate.cache import EmbeddingCache
+    from generator.evaluate.data import Document
     from generator.evaluate.models import load_bi_encoder, resolve_model
+    from generator.evaluate.retrieval import dense_rankings
 
-    model = load_bi_encoder(resolve_model("minilm-offline"), "cpu")
-    texts = [f"document {i} about {'protein ' * (i % 7)}folding" for i in range(70)]
-    plain = model.encode(texts, batch_size=16, normalize_embeddings=True, convert_to_numpy=True,
-                         show_progress_bar=False)
+    identity = resolve_model("minilm-offline")
+    model = load_bi_encoder(identity, "cpu")
+    documents = [Document(f"d{i}", "", f"document {i} about {'protein ' * (i % 7)}folding") for i in range(70)]
+    plain = model.encode([d.retrieval_text for d in documents], batch_size=16, normalize_embeddings=True,
+                         convert_to_numpy=True, show_progress_bar=False)
     monkeypatch.setattr(progress_module, "PROGRESS_INTERVAL_SECONDS", 0.0)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
     lines = []
-    bar = Progress("dense", len(texts), unit="documents", log=lines.append, tty=False)
-    bar.start()
-    with counting_encoder_batches(sys.modules[type(model).__module__], bar, len(texts)):
-        counted = model.encode(texts, batch_size=16, normalize_embeddings=True, convert_to_numpy=True,
-                               show_progress_bar=False)
-    assert np.array_equal(plain, counted)
-    assert [line.split(" documents")[0] for line in lines][-1] == "dense: 70/70"
-    assert len(lines) >= 5      # one per batch of 16: 16, 32, 48, 64, 70
+    outcome = dense_rankings(documents, {"q": "protein"}, identity, 5, EmbeddingCache(tmp_path), log=lines.append,
+                             batch_size=16)
+    progress = [line.split(" documents")[0] for line in lines if PROGRESS_LINE.fullmatch(line)]
+    assert progress == ["dense: 16/70", "dense: 32/70", "dense: 48/70", "dense: 64/70", "dense: 70/70"]
+    cached = EmbeddingCache(tmp_path).load(outcome.cache_key, expected_rows=70, normalized=True)
+    assert np.array_equal(cached, plain)
+
