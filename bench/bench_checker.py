@@ -48,11 +48,11 @@ def synthetic_results(queries: int = 300) -> dict:
     import random
 
     rng = random.Random(20261130)
-    table, per_query = [], {}
+    table, per_query, comparisons = [], {}, {}
     for row in ROWS:
         if row == "hybrid+rerank":
             table.append({"search": row, "measured": False, "not_measured_reason": "benchmark", "model": "x",
-                          "recall@5": None, "recall@50": None, "nDCG@5": None, "paired_vs_dense": None})
+                          "recall@5": None, "recall@50": None, "nDCG@5": None})
             continue
         scores = {str(q): {"recall@5": rng.random(), "recall@50": rng.random(), "nDCG@5": rng.random()}
                   for q in range(queries)}
@@ -60,10 +60,12 @@ def synthetic_results(queries: int = 300) -> dict:
         entry = {"search": row, "measured": True, "model": f"{row}-model"}
         for metric in ("recall@5", "recall@50", "nDCG@5"):
             entry[metric] = sum(s[metric] for s in scores.values()) / queries
-        entry["paired_vs_dense"] = {m: {"delta": 0.01, "ci95_low": -0.02, "ci95_high": 0.04, "p_value": 0.3,
-                                        "wins": 5, "ties": 10, "losses": 5} for m in ("recall@5", "nDCG@5")}
+        comparisons[f"{row}_vs_dense"] = {"row": row, "baseline": "dense", "measured": True, "metrics": {
+            m: {"delta": 0.01, "ci95_low": -0.02, "ci95_high": 0.04, "p_value": 0.3, "wins": 5, "ties": 10,
+                "losses": 5} for m in ("recall@5", "nDCG@5")}}
         table.append(entry)
-    return {"documents": 5183, "queries": queries, "candidate_depth": 50, "table": table, "per_query": per_query,
+    return {"format_version": 2, "documents": 5183, "queries": queries, "candidate_depth": 50, "table": table,
+            "per_query": per_query, "comparisons": comparisons,
             "p95_rerank_milliseconds": None, "same_50_rows_after_rerank": None,
             "manifest": {"inputs": {"corpus.jsonl": {"sha256": "0" * 64, "bytes": 1}}, "threads": 2}}
 

@@ -623,6 +623,7 @@ def _report_sandbox(outcome: SandboxOutcome) -> int:
 def _run_sandbox(args: argparse.Namespace) -> int:
     from generator.locks import outputs_lock
     from generator.project import load_project
+    from generator.results.model import ResultsModel, sandbox_figures
     from generator.sandbox.runner import run_sandbox
     
     project = load_project(args.project)
@@ -630,11 +631,11 @@ def _run_sandbox(args: argparse.Namespace) -> int:
     with outputs_lock(project.outputs_dir):
         outcome = run_sandbox(project.sandbox_config(), report_visibility=args.report_visibility)
     if outcome.valid and outcome.result is not None:
-        results = outcome.result.results
-        k = results["parameters"]["cutoff"]
+        results = ResultsModel(outcome.result.results)
+        k = sandbox_figures(results).parameters["cutoff"]
         _print_lines([f"accepted: {change}" for change in outcome.accepted_changes], sys.stdout)
-        print(f"{project.title}: {results['documents']} documents, {results['topics']} topics, cutoff {k}")
-        for row in results["table"]:
+        print(f"{project.title}: {results.documents} documents, {results.queries} topics, cutoff {k}")
+        for row in results.rows:
             print(f"  {row['search']:<9} Recall@{k} {row[f'recall@{k}']:.6f}  nDCG@{k} {row[f'nDCG@{k}']:.6f}")
         print("  funnel: " + ", ".join(f"{s['stage']} {s['label']}" for s in outcome.funnel["stages"]))
         print(f"wrote {display_path(project.outputs_dir)}")

@@ -9,6 +9,30 @@ line (the traceback only with `--debug` or `READOUT_DEBUG=1`).
 
 from __future__ import annotations
 
+from typing import Any
+
+# How much of an id or a value an error message repeats: a line an author can read, never a
+# 50 MB echo of the input.
+MAX_ECHO_CHARS = 80
+
+
+def clip(text: str, limit: int = MAX_ECHO_CHARS) -> str:
+    """`text` cut to `limit` characters with an ellipsis, for a message that repeats it."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def excerpt(value: Any, limit: int = MAX_ECHO_CHARS) -> str:
+    """`value` as an error message quotes it: its repr, cut to `limit` characters with an ellipsis
+    and the full length, so no input, however long, makes the message longer than a line."""
+    try:
+        text = value if isinstance(value, str) else str(value)
+    except ValueError:      # an integer beyond Python's 4,300-digit conversion limit
+        text = f"<an integer of {value.bit_length():,} bits>"
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[:limit]) + f"... ({len(text):,} characters)"
+
+
 
 class ReadoutError(Exception):
     """Base class: an error with a one-line, user-facing message."""

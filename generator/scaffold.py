@@ -105,7 +105,8 @@ outputs:
     charts:
       deltas: {{baseline: dense, metrics: [recall@5, nDCG@5], delta: "delta_{{metric}}_vs_dense",
                interval: "paired_vs_dense.{{metric}}"}}
-      quality_vs_time: {{metrics: [nDCG@5], time: rerank_cost.p95_milliseconds, time_row: hybrid+rerank}}
+      quality_vs_time: {{metrics: [nDCG@5], time: rerank_costs.hybrid+rerank.p95_milliseconds,
+                        time_row: hybrid+rerank}}
   teachback:
     file: TEACHBACK.md
     template: report.md.j2
@@ -194,7 +195,7 @@ otherwise: do not ship the reranker
 values:
   lift_low: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.ci95_low
   lift_p: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.p_value
-  p95: rerank_cost.p95_milliseconds
+  p95: rerank_costs.hybrid+rerank.p95_milliseconds
   budget: budget.rerank_p95_milliseconds
 ```
 """

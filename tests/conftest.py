@@ -149,9 +149,10 @@ def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | N
     measured; `rerank_cost` otherwise follows the rerank row. `frontier_p95` ({(model, depth): ms})
     adds a frontier over hybrid's candidates, each configuration that many ms per query (by shape)."""
     from generator.core.comparisons import method_description
-    from generator.core.metrics import timing_summary
+    from generator.core.metrics import ROW_METRICS
     from generator.evaluate.pipeline import Evaluation, not_measured_cost
-    from generator.core.scoring import RowRun, rerank_summary, score_rows
+    from generator.results.builders import (RowRun, evaluation_document, ranked_ids, rerank_summary, score_rows,
+                                            timing_summary)
 
     rng = random.Random(20261130 + hybrid_variant)
     documents = [f"d{number:02d}" for number in range(40)]
@@ -178,7 +179,8 @@ def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | N
     rows = [RowRun("dense", "dense-model", rankings["dense"]), RowRun("sparse", "sparse-model", rankings["sparse"]),
             RowRun("hybrid", "hybrid-model", rankings["hybrid"]),
             RowRun("hybrid+rerank", "BAAI/bge-reranker-v2-m3", rerank, None if rerank else skip_reason)]
-    scored = score_rows(rows, judgements, FIXTURE_QUERIES, bootstrap_resamples=500, seed=20261130)
+    scored = score_rows(rows, judgements, FIXTURE_QUERIES, bootstrap_resamples=500, seed=20261130,
+                        metrics=ROW_METRICS)
     pairs = {q: len(rankings["hybrid"][q]) for q in FIXTURE_QUERIES}
     if rerank_milliseconds is not None:
         times = {q: float(rerank_milliseconds[q]) for q in FIXTURE_QUERIES}
@@ -191,14 +193,15 @@ def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | N
                        **timing_summary(times, pairs), "per_query_milliseconds": times, "per_query_pairs": pairs}
     else:
         rerank_cost = not_measured_cost("BAAI/bge-reranker-v2-m3", "no cross-encoder offline")
-    results = {
-        "documents": len(documents), "queries": len(FIXTURE_QUERIES), "query_set": "sample", "candidate_depth": 50,
-        **scored, **rerank_summary(rankings["hybrid"], rerank, rerank_milliseconds, FIXTURE_QUERIES),
-        "rerank_cost": rerank_cost,
-        "runs": {row: f"runs/{row.replace('+', '-')}.trec" for row in rankings},
-        "manifest": {
+    results = evaluation_document(
+        documents=len(documents), query_ids=FIXTURE_QUERIES, query_set="sample", candidate_depth=50, quality=scored,
+        rerank=rerank_summary(ranked_ids(rankings["hybrid"], FIXTURE_QUERIES), rerank, rerank_milliseconds,
+                              FIXTURE_QUERIES),
+        rerank_costs={"hybrid+rerank": rerank_cost}, frontier=None, rankings=rankings, query_texts={},
+        runs={row: f"runs/{row.replace('+', '-')}.trec" for row in rankings},
+        manifest={
             "inputs": {"corpus.jsonl": {"sha256": "ab12" * 16, "bytes": 10}},
-            "parameters": {"candidate_depth": 50}, "query_ids": FIXTURE_QUERIES, "per_query_key": "per_query",
+            "parameters": {"candidate_depth": 50}, "query_ids": FIXTURE_QUERIES,
             "models": {"dense": {"name": "sentence-transformers/all-MiniLM-L6-v2", "weights_sha256": "cd34" * 16},
                        "rerank": {"name": "BAAI/bge-reranker-v2-m3",
                                   "weights_sha256": "ef56" * 16 if rerank_milliseconds else None}},
@@ -206,11 +209,11 @@ def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | N
             "uncertainty": method_description(500, 20261130),
             "packages": {"sentence-transformers": "6.2.0", "torch": "2.13.0"},
             "platform": "Linux-x86_64", "threads": 2,
-            "started_at": started_at, "finished_at": started_at},
-    }
+            "started_at": started_at, "finished_at": started_at})
+    # The fixture's rows predate configurable rows: no manifest.rows, so the SciFact roles apply.
     if frontier_p95 is not None:
-        from generator.core.frontier import frontier_block
         from generator.core.metrics import metrics_from_names
+        from generator.results.builders import frontier_block
 
         def fitted(total: float) -> dict:
             # An extrapolation as the cost stage writes it: layers 0 and 2 timed, read at 12.

@@ -33,8 +33,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from generator.claims.attribution import (ShownValue, attribution_reasons, mention_spans, mentions_row, named_rows,
-                                          query_of, query_spans, rows_of)
+from generator.claims.attribution import (ShownValue, attribution_reasons, is_query_count, mention_spans,
+                                          mentions_row, named_rows, query_of, query_spans, rows_of, shown_value)
 from generator.claims.design import DesignLibrary, check_design_source, reduce_markdown
 from generator.claims.formats import place
 from generator.claims.anchoring import ask_git_ahead, git_session, project_anchoring
@@ -48,7 +48,7 @@ from generator.claims.measured import ResultsFiles, evaluate_predicate, resolve_
 from generator.claims.predicates import can_fail
 from generator.claims.evidence import Evidence
 from generator.claims.repeats import find_repeats
-from generator.claims.statistic import idle_predicate, query_set_reasons, statistic_reasons
+from generator.claims.statistic import idle_predicate, statistic_reasons
 from generator.claims.subjects import subject_reasons
 from generator.core.options import SHAPE_COST, SKIP_RERANK_REASON
 from generator.claims.report import CheckReport, ClaimResult
@@ -61,10 +61,10 @@ from generator.numerals import find_numerals, inside_quoted_span
 from generator.project import Project
 from generator.verdicts import Verdict, normalise, phrase_spans, unlicensed, whether_spans
 from generator.wording import COMPARATIVE, QUALITY, data_text_problem
-from generator.results import Step, cost_block, path_text
+from generator.results import Step, cost_block
 
-# Top-level counts that say what was measured rather than how well.
-COUNTS = ("queries", "query_set", "documents", "candidate_depth", "topics")
+# Kinds of value that say what was measured rather than how well (generator.results.schema).
+SAYS_WHAT_WAS_MEASURED = ("count", "query count", "parameter", "identity")
 
 
 
@@ -149,6 +149,7 @@ class _Gathered:
     values: dict[str, Any] = field(default_factory=dict)
     value_evidence: dict[str, Evidence] = field(default_factory=dict)
     value_sources: dict[str, MeasuredSource] = field(default_factory=dict)
+    shown: dict[str, ShownValue] = field(default_factory=dict)    # each value, located in its own file
     rows: set[str] = field(default_factory=set)     # the rows of the results files cited
 
 
@@ -168,15 +169,15 @@ def _gather(claim: Claim, context: _Context) -> _Gathered:
         results, problem = context.results.get(source.file, claim, source.line, context.ledger_display)
         if problem:
             found.reasons.append(f"{display_path(context.outputs_dir / source.file)} cannot be cited: {problem}")
-        table = results.data.get("table")
-        if isinstance(table, list):
-            found.rows |= {str(row["search"]) for row in table if isinstance(row, dict) and "search" in row}
+        found.rows |= set(results.model.row_names)
         measured = resolve_measured_source(source, results, context.outputs_dir)
         found.evidence.extend(measured.evidence.values())
         found.value_evidence.update(measured.evidence)
         found.values.update(measured.values)
         found.reasons.extend(measured.reasons)
         found.value_sources.update({name: source for name in source.values})
+        found.shown.update({name: shown_value(name, source.file, source.steps[name], results.model)
+                            for name in source.values})
     for name, value in sorted(found.values.items()):
         if isinstance(value, float) and not math.isfinite(value):
             found.reasons.append(f"{name} = {found.value_evidence[name].path} is {value!r}, not a finite number: "
@@ -272,15 +273,10 @@ def check_claim(claim: Claim, context: _Context) -> ClaimResult:
                    "this report (#...)" for reference in remote_references(visible))
     if claim.measured_sources:
         reasons.extend(_predicate_requirements(claim, found, compared, shown_names, visible.plain))
-    shown = [ShownValue(name, found.value_sources[name].file, found.value_sources[name].steps[name])
-             for name in dict.fromkeys(shown_names) if name in found.value_sources]
-    queries_shown = {value.file: value.name for value in shown
-                     if path_text(value.steps) in ("queries", "query_set")}
-    query_set_files = {value.file for value in shown if context.results.measures_queries(value.file)}
-    reasons.extend(attribution_reasons(shown, visible.plain, queries_shown, query_set_files, rows=found.rows))
+    shown = [found.shown[name] for name in dict.fromkeys(shown_names) if name in found.shown]
+    reasons.extend(attribution_reasons(shown, visible.plain, rows=found.rows))
     reasons.extend(statistic_reasons(shown, visible.plain))
-    reasons.extend(query_set_reasons(shown, queries_shown))
-    declared = [ShownValue(name, source.file, source.steps[name]) for name, source in found.value_sources.items()]
+    declared = list(found.shown.values())
     reasons.extend(subject_reasons(visible.plain, [source.quote for source in claim.design_sources], declared))
     reasons.extend(_cost_only_reasons(claim, shown, context, visible.plain))
     reasons.extend(_decision_reasons(claim, context, visible.plain, found))
@@ -315,10 +311,11 @@ def _cost_only_reasons(claim: Claim, shown: list[ShownValue], context: _Context,
     for value in shown:
         results = context.results.read.get(value.file)
         data = results.data if results is not None else None
-        block = _cost_only_block(value.steps, data)
+        steps = value.canonical or value.steps
+        block = _cost_only_block(steps, data)
         if block is not None:
             cost_only[value.name] = str(block.get("cost"))
-        elif (timed := cost_block(data, value.steps)) is not None and timed.get("cost") == "measured":
+        elif (timed := cost_block(data, steps)) is not None and timed.get("cost") == "measured":
             own_run.append(value.name)
     if not cost_only:
         # The other way round: a time of the model's own run described as a shape's or an
@@ -474,10 +471,18 @@ def _measure_groups(names: Iterable[str], found: _Gathered) -> list[list[str]]:
     groups: dict[str, list[str]] = {}
     for name in names:
         steps = found.value_sources[name].steps[name]
-        if path_text(steps) in COUNTS:
+        if _says_what_was_measured(found.shown[name]):
             continue  # query counts name a sample (attribution); they are not compared
         groups.setdefault(steps[-1].text() if steps else name, []).append(name)
     return [group for group in groups.values() if len(group) >= 2]
+
+
+def _says_what_was_measured(value: ShownValue) -> bool:
+    """A count or a setting of the whole file (the documents, the queries, the query set, the
+    candidate depth): it says what was measured, never how well."""
+    location = value.location
+    return is_query_count(value) or (location is not None and location.block.scalar
+                                     and location.kind in SAYS_WHAT_WAS_MEASURED)
 
 
 def _predicate_requirements(claim: Claim, found: _Gathered, compared: set[str], shown_names: list[str],
@@ -511,8 +516,7 @@ def _predicate_requirements(claim: Claim, found: _Gathered, compared: set[str], 
         return [f"the claim compares ({comparative.group(0)!r}) but its predicate compares no value the sentence "
                 "shows or of a row it names: a predicate on another value holds nothing it says"]
     named = named_rows(plain, _known_rows(found))
-    covered = set().union(*(rows_of(found.value_sources[name].steps[name]) for name in compared
-                            if name in found.value_sources)) & named
+    covered = set().union(*(rows_of(found.shown[name]) for name in compared if name in found.shown)) & named
     if len(named) >= 2 and len(covered) < 2 and _compares_between(plain, named):
         return [f"the claim compares rows {', '.join(sorted(named))} but its predicates compare values of "
                 f"{', '.join(sorted(covered)) or 'none of them'}: hold the comparison between the rows it names"]
@@ -531,16 +535,11 @@ def _compares_between(plain: str, rows: set[str]) -> bool:
 
 
 def _known_rows(found: _Gathered) -> set[str]:
-    rows = set(found.rows)
-    for source in found.value_sources.values():
-        for steps in source.steps.values():
-            rows |= rows_of(steps)
-    return rows
+    return set(found.rows).union(*(rows_of(value) for value in found.shown.values()))
 
 
 def _named_row_values(found: _Gathered, plain: str) -> set[str]:
-    return {name for name, source in found.value_sources.items()
-            if any(mentions_row(plain, row) for row in rows_of(source.steps[name]))}
+    return {name for name, value in found.shown.items() if any(mentions_row(plain, row) for row in rows_of(value))}
 
 
 def _related(name: str, shown_names: list[str], found: _Gathered, plain: str) -> bool:
@@ -548,12 +547,11 @@ def _related(name: str, shown_names: list[str], found: _Gathered, plain: str) ->
     names (or of no row at all), or it is a count of what was measured."""
     if name in shown_names:
         return True
-    source = found.value_sources.get(name)
-    if source is None:
+    value = found.shown.get(name)
+    if value is None:
         return False
-    steps = source.steps[name]
-    rows = rows_of(steps)
-    return path_text(steps) in COUNTS or not rows or any(mentions_row(plain, row) for row in rows)
+    rows = rows_of(value)
+    return _says_what_was_measured(value) or not rows or any(mentions_row(plain, row) for row in rows)
 
 
 def _typed_numbers(marked: str, found: _Gathered, shown: list[ShownValue], ids: frozenset[str]) -> list[str]:
@@ -569,7 +567,7 @@ def _typed_numbers(marked: str, found: _Gathered, shown: list[ShownValue], ids: 
             start = None
     words = marked.replace(PLACED_OPEN, " ").replace(PLACED_CLOSE, " ")
     for value in shown:
-        query = query_of(value.steps)
+        query = query_of(value)
         if query is not None:
             placed.extend(query_spans(words, query))
     reasons = []

@@ -41,7 +41,7 @@ from generator.claims.triggers import DesignRules, budget_read_by, read_design_r
 from generator.errors import InputError
 from generator.fileio import atomic_write_json, display_path, reading, sha256_file, utf8_text
 from generator.project import Project
-from generator.results import strict_json
+from generator.results import read_results, strict_json
 
 FREEZE_VERSION = 2
 GENESIS = "genesis"
@@ -233,12 +233,7 @@ def existing_results(project: Project) -> dict[str, dict[str, Any]] | str:
     for path in sorted(outputs.glob("results*.json")) if outputs.is_dir() else []:
         if not path.is_file():
             continue
-        finished_at = None
-        try:
-            manifest = json.loads(path.read_text(encoding="utf-8")).get("manifest")
-            finished_at = manifest.get("finished_at") if isinstance(manifest, dict) else None
-        except (OSError, ValueError, AttributeError, RecursionError):
-            pass
+        finished_at = _manifest_of(path).get("finished_at")
         found[path.name] = {"sha256": sha256_file(path),
                             "finished_at": finished_at if isinstance(finished_at, str) else None}
     return found or NONE_YET
@@ -442,12 +437,16 @@ def _moment(text: Any) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def _started_at(path: Path) -> datetime | None:
+def _manifest_of(path: Path) -> dict[str, Any]:
+    """A results file's manifest, or {} when it cannot be read as one."""
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8")).get("manifest")
-    except (OSError, ValueError, AttributeError, RecursionError):
-        return None
-    return _moment(manifest.get("started_at")) if isinstance(manifest, dict) else None
+        return read_results(path).model.manifest
+    except (InputError, OSError):
+        return {}
+
+
+def _started_at(path: Path) -> datetime | None:
+    return _moment(_manifest_of(path).get("started_at"))
 
 
 def _moved_text(amended: dict[str, list[str]]) -> str:

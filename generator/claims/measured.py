@@ -1,7 +1,7 @@
 """Measured values as evidence: reading a claim's values out of a results file in outputs/.
 
 A measured source holds when its results file is in outputs/, every declared path resolves (see
-`generator.results`) to a value that is not null and not inside a row with `"measured": false`
+`generator.results`; a path in format 1's spelling is read as the current format's) to a value that is not null and not inside a row with `"measured": false`
 (except that row's `search`, `measured` and `not_measured_reason`), and its predicate, if any,
 evaluates to true (see `generator.claims.predicates`).
 """
@@ -21,7 +21,7 @@ from generator.errors import InputError
 from generator.fileio import display_path, reading, sha256_file
 from generator.claims.memo import Memo, default_memo
 from generator.claims.rederive import SIDE_FILES, derive_results, project_problem, side_file_problem
-from generator.results import RESULTS_NAME, Results, read_results, resolve, seal_problem
+from generator.results import RESULTS_NAME, Results, read_results, seal_problem
 
 
 class ResultsFiles:
@@ -97,7 +97,7 @@ class ResultsFiles:
         return self.derived[results.name]
 
     def _derive(self, results: Results) -> dict[str, Any]:
-        seal = seal_problem(results.data)
+        seal = seal_problem(results.written)
         if seal is not None:
             return {"seal": seal}
         compared: dict[str, str] = {}
@@ -134,10 +134,9 @@ class ResultsFiles:
         return self._load(name, "missing: a results file this one was compared with")
 
     def measures_queries(self, name: str) -> bool:
-        """Whether the file was measured on a query set (it holds an integer `queries`)."""
+        """Whether the file was measured on a query set (it holds an integer query count)."""
         results = self.read.get(name)
-        queries = results.data.get("queries") if results is not None else None
-        return isinstance(queries, int) and not isinstance(queries, bool)
+        return results is not None and results.model.measures_queries
 
     def sha256(self) -> dict[str, str]:
         return {name: results.sha256 for name, results in sorted(self.read.items())}
@@ -161,7 +160,7 @@ def resolve_measured_source(source: MeasuredSource, results: Results, outputs_di
     """Resolve every declared path; a failing path is a reason, never an exception."""
     found = MeasuredCheck()
     for name, steps in source.steps.items():
-        resolution = resolve(results.data, steps)
+        resolution = results.model.resolve(steps)
         found.evidence[name] = Evidence("measured", ok=resolution.ok, file=source.file, path=source.values[name],
                                         name=name, value=resolution.value, predicate=source.predicate)
         if resolution.ok:

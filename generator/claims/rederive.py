@@ -3,20 +3,21 @@ states from the run files and the judgements it names, and refuses the file at t
 that differs.
 
 What a sealed results file must hold (both `readout evaluate` and `readout sandbox` write it):
-`manifest.query_ids`, `manifest.per_query_key` (`per_query` or `per_topic`), `manifest.metrics`
-(each metric's definition, generator.core.metrics.Metric), `manifest.run_files` (row -> path
-and sha256) and `manifest.qrels_copy` (the judgements of exactly those queries, with sha256).
-From these the checker derives, for every measured row: each query's value of every metric, the
-row's mean, its change over the baseline (the first of `manifest.rows`, dense in the SciFact
-review) and every paired comparison (`comparisons` and each row's `paired_vs_<baseline>`: the per-query differences' mean, wins, ties and losses, the exact sign-flip
-p-value, and whether the recorded interval and p-value make the change distinguishable); the
+`manifest.query_ids`, `manifest.metrics` (each metric's definition, generator.core.metrics.Metric),
+`manifest.run_files` (row -> path and sha256) and `manifest.qrels_copy` (the judgements of exactly
+those queries, with sha256). From these the checker rebuilds each block with the builder that
+wrote it (generator.results.builders) and compares: for every measured row, each query's value
+of every metric, the table (each row's mean and its change over the baseline, the first of
+`manifest.rows`, dense in the SciFact review), every paired comparison (`comparisons`: the
+per-query differences' mean, wins, ties and losses, the exact sign-flip p-value, the interval
+drawn again with the recorded seed, and whether it makes the change distinguishable); the
 oracle ceiling of every row's candidates (`ceiling`); the p95 of the per-query rerank times;
-each RRF fusion row from its inputs' runs; the reranker's cost block (`rerank_cost`: its summary
+each RRF fusion row from its inputs' runs; every reranker's cost (`rerank_costs`: its summary
 figures from its per-query times, exactly the candidates of the row it reranks, and a cost by
 shape never claiming quality); whether reranking
 kept every candidate set; the candidate-miss diagnosis; and the sample-versus-full comparison,
-which it recomputes from the sealed sample file it was made against. Bootstrap interval
-endpoints and timings cannot be recomputed; what follows from them is.
+which it rebuilds from the sealed sample file it was made against. Timings cannot be
+recomputed; what follows from them is.
 
 Side files a project cites (the sandbox's run_manifest.json, stage_boundary.json, ...) are
 citable when a sealed results.json of the same outputs/ lists them with their sha256
@@ -33,24 +34,26 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from generator.claims.memo import default_memo
-from generator.core.diagnosis import count_verdicts, diagnose, ndcg_verdict, recall_verdict
-from generator.core.frontier import frontier_block
 from generator.core.fusion import reciprocal_rank_fusion
-from generator.core.headroom import ceiling_block
-from generator.core.metrics import (Metric, macro_mean, metrics_from_names, percentile, same_candidate_sets, signed_delta,
-                                   timing_summary)
+from generator.core.metrics import Metric, metrics_from_names, percentile, same_candidate_sets
 from generator.core.options import SHAPE_COST
-from generator.core.rows import name_kind_problem, row_roles
-from generator.core.all_pairs import all_pairs_block, reusing
+from generator.core.rows import name_kind_problem
 from generator.core.runfiles import positive_grades, read_qrels
-from generator.core.sample_check import sample_comparisons
 from generator.core.signflip import SIGNIFICANCE, agreement, exact_p_value, wins_ties_losses
 from generator.fileio import sha256_bytes, sha256_file
-from generator.sandbox.pipeline import stage_boundary
 from generator.results import Results, seal_problem
+from generator.results.builders import (RowRun, all_pairs_block, ceiling_block, diagnosis_block,
+                                        diagnosis_summary_block, draw_comparison, frontier_block, per_query_block,
+                                        queries_without_candidates_block, reranked_top_ids, run_manifest_view,
+                                        sample_comparison_blocks, scores_of, table_block, timing_summary,
+                                        topic_diagnosis_entry)
+from generator.results.model import ResultsModel, comparison_name, sandbox_figures
+from generator.results.schema import (ALL_PAIRS, BLOCK_NAMES, CEILING, COMPARISONS, DIAGNOSIS, DIAGNOSIS_SUMMARY, FRONTIER, MANIFEST,
+                                      P95_RERANK, PARAMETERS, PER_QUERY, QUERIES, QUERIES_WITHOUT_CANDIDATES,
+                                      RERANK_COSTS, SAME_CANDIDATES, TABLE)
+from generator.sandbox.pipeline import stage_boundary
 
-DIAGNOSIS_CUTOFF = 5
-_CHANGE_FIELD = re.compile(r"^(?:delta_(?P<metric>.+)|paired)_vs_(?P<baseline>.+)$")
+_CHANGE_FIELD = re.compile(r"^delta_(?P<metric>.+)_vs_(?P<baseline>.+)$")
 
 
 class Mismatch(Exception):
@@ -72,8 +75,24 @@ def _same(recorded: Any, derived: Any) -> bool:
 
 
 def _expect(where: str, recorded: Any, derived: Any) -> None:
-    if not _same(recorded, derived):
-        raise Mismatch(f"{where} is {_show(recorded)}, but its run files and judgements give {_show(derived)}")
+    """Refuse at the first value of `recorded` that is not `derived`, naming it by its path."""
+    if _same(recorded, derived):
+        return
+    if isinstance(recorded, dict) and isinstance(derived, dict) and recorded.keys() == derived.keys():
+        for key in sorted(derived, key=str):
+            _expect(f"{where}.{key}" if where else str(key), recorded[key], derived[key])
+    if isinstance(recorded, list) and isinstance(derived, list) and len(recorded) == len(derived):
+        for index, (written, made) in enumerate(zip(recorded, derived)):
+            label = made.get("search") if isinstance(made, dict) and "search" in made else None
+            _expect(f"{where}[search={label}]" if label is not None else f"{where}[{index}]", written, made)
+    if isinstance(recorded, dict) and isinstance(derived, dict) and recorded.keys() != derived.keys():
+        extra, missing = sorted(set(recorded) - set(derived), key=str), sorted(set(derived) - set(recorded), key=str)
+        if missing:
+            raise Mismatch(f"{where}.{missing[0]} is missing, but its run files and judgements give "
+                           f"{_show(derived[missing[0]])}")
+        raise Mismatch(f"{where}.{extra[0]} is {_show(recorded[extra[0]])}, but its run files and judgements give "
+                       "no such value")
+    raise Mismatch(f"{where} is {_show(recorded)}, but its run files and judgements give {_show(derived)}")
 
 
 def _show(value: Any) -> str:
@@ -132,7 +151,7 @@ def derive_results(results: Results, outputs_dir: Path, read_other: Callable[[st
     the manifest, with its sha256 (None for a path that is not a file): what the outcome depends
     on besides the results file itself and the code (generator.claims.memo keeps it by both)."""
     read: dict[str, str | None] = {}
-    problem = seal_problem(results.data)
+    problem = seal_problem(results.written)
     if problem:
         return problem, read
     try:
@@ -147,17 +166,13 @@ def derive_results(results: Results, outputs_dir: Path, read_other: Callable[[st
     return None, read
 
 
-def _run_manifest_view(primary: dict[str, Any]) -> dict[str, Any]:
-    manifest = primary["manifest"]
-    return {"status": "valid", "inputs": manifest.get("inputs"), "parameters": manifest.get("parameters")}
-
-
 # The side files a sealed results.json vouches for, and how each is derived from it.
-SIDE_FILES: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "acquisition_funnel.json": lambda primary: primary.get("funnel"),
-    "stage_boundary.json": lambda primary: stage_boundary({k: v for k, v in primary.items() if k != "manifest"}),
-    "run_manifest.json": _run_manifest_view,
+SIDE_FILES: dict[str, Callable[[ResultsModel], Any]] = {
+    "acquisition_funnel.json": lambda primary: sandbox_figures(primary).funnel,
+    "stage_boundary.json": lambda primary: stage_boundary(sandbox_figures(primary)),
+    "run_manifest.json": lambda primary: run_manifest_view(primary.data),
 }
+# A side file holds more than a results file vouches for: these are compared.
 _SIDE_KEYS = {"run_manifest.json": ("status", "inputs", "parameters")}
 
 
@@ -169,10 +184,10 @@ def side_file_problem(results: Results, primary: Results | None) -> str | None:
                 "(no manifest.seal)")
     if primary is None:
         return "not sealed, and no sealed, re-derivable results.json in outputs/ vouches for it"
-    files = primary.data["manifest"].get("files", {})
+    files = primary.model.manifest_block("files")
     if files.get(results.name) != results.sha256:
         return f"changed after {primary.name} was sealed (its sha256 is not the one {primary.name} records)"
-    derived = SIDE_FILES[results.name](primary.data)
+    derived = SIDE_FILES[results.name](primary.model)
     keys = _SIDE_KEYS.get(results.name)
     recorded = {key: results.data.get(key) for key in keys} if keys else results.data
     if not _same(recorded, derived):
@@ -228,16 +243,13 @@ def _uncertainty_method(manifest: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def recompute_comparison(row_scores: list[float], base_scores: list[float], name: str, metric: str,
                          method: Mapping[str, Any]) -> dict[str, Any]:
-    """One comparison drawn again, bit for bit: the same per-query values, the same seed for this
-    comparison and metric, the same resamples (generator.core.comparisons, with NumPy and SciPy,
-    imported only when a results file holds comparisons)."""
-    from generator.core.comparisons import compare, seed_for
-
+    """One comparison drawn again, bit for bit, by the builder that drew it: the same per-query
+    values, the same seed for this comparison and metric, the same resamples."""
     try:
-        return compare(row_scores, base_scores, seed=seed_for(int(method["seed"]), name, metric),
-                       resamples=int(method["resamples"]), confidence=float(method["confidence"]),
-                       exact_max_queries=int(method["exact_max_queries"]),
-                       permutation_resamples=int(method["permutation_resamples"]))
+        return draw_comparison(row_scores, base_scores, name=name, metric=metric, seed=int(method["seed"]),
+                               resamples=int(method["resamples"]), confidence=float(method["confidence"]),
+                               exact_max_queries=int(method["exact_max_queries"]),
+                               permutation_resamples=int(method["permutation_resamples"]))
     except ValueError as error:
         raise Mismatch(f"comparisons.{name}.metrics.{metric} cannot be drawn again: {error}") from None
 
@@ -295,32 +307,46 @@ def _check_extrapolation(where: str, cost: dict, times: dict) -> None:
                 raise Mismatch(f"{where}.{shown} is {_show(recorded)}, but its timed layers give {derived:.6g}")
 
 
+def _sealed_by(data: Mapping[str, Any]) -> str:
+    """The command that wrote a results file, as its seal names it."""
+    manifest = data.get(MANIFEST.name) if isinstance(data.get(MANIFEST.name), Mapping) else {}
+    seal = manifest.get("seal") if isinstance(manifest.get("seal"), Mapping) else {}
+    return str(seal.get("writer", ""))
+
+
 class _Derivation:
     def __init__(self, results: Results, outputs_dir: Path, read_other: Callable[[str], Results] | None,
                  read: dict[str, str | None]):
         self.read = read
         self.name = results.name
+        self.model = results.model
         self.data = results.data
         self.outputs_dir = outputs_dir
         self.read_other = read_other
-        self.manifest = self.data["manifest"]
-        roles = row_roles(self.data)
+        self.manifest = self.data[MANIFEST.name]
+        # The sandbox writes its table with labels and no baseline, and its diagnosis topic by topic.
+        self.sandbox = _sealed_by(results.written).startswith("readout sandbox")
+        roles = self.model.roles
         self.baseline, self.rerank_row, self.rerank_over = roles.baseline, roles.rerank, roles.rerank_over
         recorded = self.manifest.get("rows") if isinstance(self.manifest.get("rows"), list) else []
         # Each rerank row's recorded entry (its over row and depth); the first is the one decided on.
         self.rerank_entries = {name: next((entry for entry in recorded if isinstance(entry, dict)
                                            and entry.get("name") == name), {"name": name, "over": over})
                                for name, over in roles.rerank_pairs}
+        self.per_query: dict[str, Any] = {}
 
     def check(self) -> None:
         if "run_files" not in self.manifest:
             raise Mismatch("records no run files: not a results file `readout evaluate` or `readout sandbox` "
                            "writes, so none of its figures can be re-derived")
-        query_ids = [str(q) for q in _field(self.manifest, "query_ids", "manifest")]
-        key = str(_field(self.manifest, "per_query_key", "manifest"))
+        undeclared = sorted(set(self.data) - BLOCK_NAMES)
+        if undeclared:
+            raise Mismatch(f"holds {undeclared[0][:60]!r}, which is not a block of the results format "
+                           "(docs/results.md): a value no rule knows what it is cannot be cited")
+        query_ids = [str(q) for q in _field(self.manifest, "query_ids", MANIFEST.name)]
         metrics = [Metric.from_manifest(name, entry) for name, entry in
-                   sorted(_field(self.manifest, "metrics", "manifest").items())]
-        qrels_path = _read_hashed(self.outputs_dir, _field(self.manifest, "qrels_copy", "manifest"),
+                   sorted(_field(self.manifest, "metrics", MANIFEST.name).items())]
+        qrels_path = _read_hashed(self.outputs_dir, _field(self.manifest, "qrels_copy", MANIFEST.name),
                                   "manifest.qrels_copy", self.read)
         try:
             judgements = read_qrels(qrels_path)
@@ -335,31 +361,31 @@ class _Derivation:
         # written before it existed may leave it out only where it would say nothing (one grade).
         if isinstance(copy, dict) and ("positive_grades" in copy or len(grades) > 1):
             _expect("manifest.qrels_copy.positive_grades", copy.get("positive_grades"), grades)
-        if "queries" in self.data and isinstance(self.data["queries"], int):
-            _expect("queries", self.data["queries"], len(query_ids))
-        rankings = self._check_rows(query_ids, key, metrics, judgements)
+        if self.model.queries is not None:
+            _expect(QUERIES.name, self.model.queries, len(query_ids))
+        rankings = self._check_rows(query_ids, metrics, judgements)
         self._check_row_kinds(rankings)
         self._check_rerank(query_ids, rankings)
-        if "queries_without_candidates" in self.data:
-            _expect("queries_without_candidates", self.data["queries_without_candidates"],
-                    {row: [q for q in query_ids if not rankings[row][q]] for row in sorted(rankings)})
+        if QUERIES_WITHOUT_CANDIDATES.name in self.data:
+            _expect(QUERIES_WITHOUT_CANDIDATES.name, self.data[QUERIES_WITHOUT_CANDIDATES.name],
+                    queries_without_candidates_block(rankings, query_ids))
         self._check_rerank_cost(query_ids, rankings)
-        self._check_comparisons(query_ids, key, set(rankings))
-        self._check_all_pairs(query_ids, key, set(rankings))
+        self._check_comparisons(query_ids, set(rankings))
+        self._check_all_pairs(query_ids, set(rankings))
         self._check_ceiling(query_ids, metrics, rankings, judgements)
         self._check_frontier(query_ids, rankings, judgements)
-        self._check_diagnosis(query_ids, rankings, judgements, key)
+        self._check_diagnosis(query_ids, rankings, judgements)
         self._check_sample_comparison()
 
-    def _check_rows(self, query_ids: list[str], key: str, metrics: list[Metric],
+    def _check_rows(self, query_ids: list[str], metrics: list[Metric],
                     judgements: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, list[str]]]:
-        rows = _field(self.data, "table", "")
-        if not isinstance(rows, list):
+        """Each measured row's run file read; `per_query` and `table` rebuilt from the runs and the
+        judgements (generator.results.builders) and compared with what the file records."""
+        if not self.model.has_table:
             raise Mismatch("table is not a list of rows")
+        rows = _field(self.data, TABLE.name, "")
         run_files = self.manifest["run_files"]
-        per_query = _field(self.data, key, "")
         rankings: dict[str, dict[str, list[str]]] = {}
-        means: dict[str, dict[str, float]] = {}
         for row in rows:
             name = str(_field(row, "search", "table[]"))
             where = f"table[search={name}]"
@@ -375,53 +401,30 @@ class _Derivation:
             if set(run) - set(query_ids):
                 raise Mismatch(f"manifest.run_files.{name} ranks queries that were not evaluated")
             rankings[name] = {q: run.get(q, []) for q in query_ids}
-            means[name] = {}
-            for metric in metrics:
-                values = []
-                for query in query_ids:
-                    value = metric.per_query(rankings[name][query], judgements.get(query, {}))
-                    _expect(f"{key}.{name}.{query}.{metric.name}",
-                            _field(_field(per_query, name, key), query, f"{key}.{name}").get(metric.name), value)
-                    values.append(value)
-                means[name][metric.name] = macro_mean(values)
-                _expect(f"{where}.{metric.name}", row.get(metric.name), means[name][metric.name])
-        self._check_changes(rows, query_ids, key, means)
+        self.per_query = per_query_block(rankings, judgements, query_ids, metrics)
+        if not self.model.has_per_query:
+            raise Mismatch("per_query is missing: every measured row's value of every metric on every query")
+        _expect(PER_QUERY.name, self.data[PER_QUERY.name], self.per_query)
+        baseline = None if self.sandbox else self.baseline
+        self._check_change_fields(rows, baseline)
+        if baseline is not None and baseline not in rankings and rankings:
+            raise Mismatch(f"the baseline row {baseline} was not measured, so no change over it can be given")
+        describe = "label" if self.sandbox else "model"
+        derived = table_block([RowRun(str(row["search"]), row.get(describe), rankings.get(str(row["search"])),
+                                      row.get("not_measured_reason")) for row in rows],
+                              self.per_query, query_ids, metrics, baseline, describe=describe)
+        _expect(TABLE.name, rows, derived)
         return rankings
 
-    def _check_changes(self, rows: list[Any], query_ids: list[str], key: str,
-                       means: dict[str, dict[str, float]]) -> None:
-        """Every change a row states is over the recorded baseline (the first row) and re-derives
-        from both rows' per-query values; a change over any other row is not a field of the table."""
-        per_query = self.data[key]
-        baseline = self.baseline
+    def _check_change_fields(self, rows: list[Any], baseline: str | None) -> None:
+        """Every change a row states is over the recorded baseline (the first row): a change over
+        any other row is not a field of the table."""
         for row in rows:
-            name = row["search"]
-            for field_name, recorded in sorted(row.items()):
+            for field_name in sorted(row):
                 match = _CHANGE_FIELD.match(field_name)
-                if not match:
-                    continue
-                where = f"table[search={name}].{field_name}"
-                if match["baseline"] != baseline:
-                    raise Mismatch(f"{where} is a change over {match['baseline']}, but the baseline is {baseline}")
-                if name not in means or baseline not in means:
-                    if recorded not in (None, {}):
-                        raise Mismatch(f"{where} gives a change although {name} or {baseline} was not measured")
-                    continue
-                metric = match["metric"]
-                if metric is not None:
-                    if metric not in means[name]:
-                        raise Mismatch(f"{where} names no reported metric")
-                    _expect(where, recorded, signed_delta(means[name][metric], means[baseline][metric]))
-                    continue
-                if recorded is None:
-                    continue   # the comparisons block is the record; the table only mirrors it
-                if not isinstance(recorded, dict):
-                    raise Mismatch(f"{where} is not an object")
-                for metric, stats in sorted(recorded.items()):
-                    if not isinstance(stats, dict) or metric not in means[name]:
-                        raise Mismatch(f"{where}.{metric} names no reported metric")
-                    _check_paired(f"{where}.{metric}", stats,
-                                  [per_query[name][q][metric] - per_query[baseline][q][metric] for q in query_ids])
+                if match and match["baseline"] != baseline:
+                    raise Mismatch(f"table[search={row['search']}].{field_name} is a change over "
+                                   f"{match['baseline']}, but the baseline is {baseline}")
 
     def _check_row_kinds(self, rankings: dict[str, dict[str, list[str]]]) -> None:
         """`manifest.rows` names exactly the table's rows, in order, and each RRF fusion row is
@@ -429,14 +432,14 @@ class _Derivation:
         recorded = self.manifest.get("rows")
         if recorded is None:
             return
-        names = [entry.get("search") for entry in self.data["table"]]
+        names = self.model.row_names
         if not isinstance(recorded, list) or [entry.get("name") if isinstance(entry, dict) else None
                                               for entry in recorded] != names:
             raise Mismatch(f"manifest.rows does not name the table's rows {names} in order"[:200])
         for entry in recorded:
             if problem := name_kind_problem(str(entry.get("name")), str(entry.get("kind"))):
                 raise Mismatch(f"manifest.rows: {problem}")
-        depth = self.data.get("candidate_depth")
+        depth = self.model.candidate_depth
         for entry in recorded:
             if entry.get("kind") != "fusion" or entry.get("method") != "rrf" or entry["name"] not in rankings:
                 continue
@@ -453,20 +456,19 @@ class _Derivation:
                     raise Mismatch(f"runs of {entry['name']}, query {query}: not the RRF (k={k}) of "
                                    f"{' and '.join(inputs)} its manifest records")
 
-    def _check_comparisons(self, query_ids: list[str], key: str, measured: set[str]) -> None:
-        """Every comparison of the block: a measured pair re-derives from both rows' per-query
-        values; a pair with an unmeasured side gives no figure."""
-        block = self.data.get("comparisons")
-        if block is None:
+    def _check_comparisons(self, query_ids: list[str], measured: set[str]) -> None:
+        """Every comparison of the block: a measured pair is drawn again by its builder from both
+        rows' per-query values; a pair with an unmeasured side gives no figure."""
+        if not self.model.has_comparisons:
             return
+        block = self.data[COMPARISONS.name]
         if not isinstance(block, dict):
             raise Mismatch("comparisons is not an object")
-        per_query = self.data[key]
         method = _uncertainty_method(self.manifest)
         for name, entry in sorted(block.items()):
             where = f"comparisons.{name}"
             row, baseline = _field(entry, "row", where), _field(entry, "baseline", where)
-            if name != f"{row}_vs_{baseline}":
+            if name != comparison_name(row, baseline):
                 raise Mismatch(f"{where} compares {row} with {baseline}: its name says otherwise")
             sides_measured = row in measured and baseline in measured
             _expect(f"{where}.measured", entry.get("measured"), sides_measured)
@@ -478,50 +480,38 @@ class _Derivation:
                 if not isinstance(stats, dict):
                     raise Mismatch(f"{where}.metrics.{metric} is not an object")
                 try:
-                    differences = [per_query[row][q][metric] - per_query[baseline][q][metric] for q in query_ids]
+                    scores = (scores_of(self.per_query, row, query_ids, metric),
+                              scores_of(self.per_query, baseline, query_ids, metric))
                 except (KeyError, TypeError):
                     raise Mismatch(f"{where}.metrics.{metric} names a metric the rows were not scored on") from None
-                _check_paired(f"{where}.metrics.{metric}", stats, differences)
+                _check_paired(f"{where}.metrics.{metric}", stats, [a - b for a, b in zip(*scores)])
                 if method is not None:
-                    scores = ([per_query[row][q][metric] for q in query_ids],
-                              [per_query[baseline][q][metric] for q in query_ids])
                     drawn = recompute_comparison(*scores, name, metric, method)
                     for field in sorted(set(drawn) | set(stats)):
                         _expect(f"{where}.metrics.{metric}.{field}", stats.get(field), drawn.get(field))
-            # Each row keeps its comparison with the baseline where earlier ledgers read it: the same figures.
-            if baseline == self.baseline:
-                row_entry = next((item for item in self.data.get("table", []) if isinstance(item, dict)
-                                  and item.get("search") == row), None)
-                copy = row_entry.get(f"paired_vs_{baseline}") if row_entry else None
-                if copy is not None and not _same(copy, entry["metrics"]):
-                    raise Mismatch(f"table[search={row}].paired_vs_{baseline} differs from {where}.metrics: "
-                                   "the two copies of one comparison must be the same")
 
-    def _check_all_pairs(self, query_ids: list[str], key: str, measured: set[str]) -> None:
-        """Every pair of measured rows and its Holm adjustment (generator.core.all_pairs) follow
-        from the per-query values; a pair the comparisons block holds (already re-derived) is
-        read from it, the others are drawn again."""
-        block = self.data.get("all_pairs")
-        if block is None:
+    def _check_all_pairs(self, query_ids: list[str], measured: set[str]) -> None:
+        """Every pair of measured rows and its Holm adjustment, rebuilt by the builder: a pair the
+        comparisons block holds (already re-derived) is read from it, the others are drawn again."""
+        block = self.model.all_pairs
+        if ALL_PAIRS.name not in self.data:
             return
-        per_query = self.data[key]
         method = _uncertainty_method(self.manifest)
-        comparisons = self.data.get("comparisons") if isinstance(self.data.get("comparisons"), dict) else {}
-        rows = [str(row.get("search")) for row in self.data.get("table", []) if isinstance(row, dict)]
-        metrics = sorted(self.manifest.get("metrics") or {})
+        rows = self.model.row_names
+        metrics = sorted(self.model.metric_names)
 
         def draw(row: str, baseline: str, name: str, metric: str) -> Mapping[str, Any]:
             if method is None:
                 raise Mismatch("all_pairs holds figures, but manifest.uncertainty records no method to draw them")
             try:
-                scores = ([per_query[row][q][metric] for q in query_ids],
-                          [per_query[baseline][q][metric] for q in query_ids])
+                scores = (scores_of(self.per_query, row, query_ids, metric),
+                          scores_of(self.per_query, baseline, query_ids, metric))
             except (KeyError, TypeError):
                 raise Mismatch(f"all_pairs.metrics.{metric} names a metric the rows were not scored on") from None
             return recompute_comparison(*scores, name, metric, method)
 
-        derived = all_pairs_block(rows, {row: row in measured for row in rows}, metrics, reusing(comparisons, draw))
-        written = block.get("metrics") if isinstance(block, dict) and isinstance(block.get("metrics"), dict) else {}
+        derived = all_pairs_block(rows, {row: row in measured for row in rows}, metrics, self.model.comparisons, draw)
+        written = block.get("metrics") if block is not None and isinstance(block.get("metrics"), dict) else {}
         for metric, family in derived["metrics"].items():
             pairs = written.get(metric, {}).get("pairs") if isinstance(written.get(metric), dict) else None
             for name, entry in family["pairs"].items():
@@ -529,34 +519,32 @@ class _Derivation:
                 for field in ("delta", "ci95_low", "ci95_high", "p_value", "p_holm", "distinguishable_holm"):
                     _expect(f"all_pairs.metrics.{metric}.pairs.{name}.{field}",
                             recorded.get(field) if isinstance(recorded, dict) else None, entry[field])
-        _expect("all_pairs", block, derived)
+        _expect(ALL_PAIRS.name, self.data[ALL_PAIRS.name], derived)
 
     def _check_ceiling(self, query_ids: list[str], metrics: list[Metric], rankings: dict[str, dict[str, list[str]]],
                        judgements: Mapping[str, Mapping[str, int]]) -> None:
-        recorded = self.data.get("ceiling")
-        if recorded is None:
+        if CEILING.name not in self.data:
             return
+        recorded = self.model.ceiling
+        if recorded is None:
+            raise Mismatch("ceiling is not an object")
         derived = ceiling_block(rankings, judgements, query_ids, metrics)
-        _expect("ceiling.note", recorded.get("note"), derived["note"])
         for part in ("rows", "per_query"):
-            written = _field(recorded, part, "ceiling")
+            written = _field(recorded, part, CEILING.name)
             if not isinstance(written, dict) or sorted(written) != sorted(derived[part]):
                 raise Mismatch(f"ceiling.{part} covers rows {sorted(written) if isinstance(written, dict) else written!r}"[:200]
                                + f", but the measured rows are {sorted(derived[part])}")
-            for row, by_key in sorted(derived[part].items()):
-                for key, values in by_key.items():
-                    _expect(f"ceiling.{part}.{row}.{key}", _field(written[row], key, f"ceiling.{part}.{row}"), values)
-            _expect(f"ceiling.{part}", written, derived[part])
+        _expect(CEILING.name, recorded, derived)
 
     def _check_frontier(self, query_ids: list[str], rankings: dict[str, dict[str, list[str]]],
                         judgements: Mapping[str, Mapping[str, int]]) -> None:
         """The frontier's ceilings and headroom follow from its over row's run and the judgements,
         each configuration's timing summary from its per-query times, which cover exactly the
         pairs of its depth; every figure in it is a cost by shape, never a quality."""
-        block = self.data.get("frontier")
-        if block is None:
+        if not self.model.has_frontier:
             return
-        where = "frontier"
+        block = self.data[FRONTIER.name]
+        where = FRONTIER.name
         over = _field(block, "over", where)
         if over not in rankings:
             raise Mismatch(f"frontier.over names {str(over)[:40]!r}, which has no run file")
@@ -591,23 +579,21 @@ class _Derivation:
         for index, (written, made) in enumerate(zip(configurations, derived["configurations"])):
             for key in ("p50_milliseconds", "p95_milliseconds", "ceiling", "headroom", "model", "depth"):
                 _expect(f"frontier.configurations[{index}].{key}", written.get(key), made.get(key))
-        _expect("frontier", block, derived)
+        _expect(FRONTIER.name, block, derived)
 
     def _check_rerank_cost(self, query_ids: list[str], rankings: dict[str, dict[str, list[str]]]) -> None:
-        """Every cost block (`rerank_cost`, the first rerank row's; `rerank_costs.<row>`, each
-        further one's) follows from its per-query times, and timed exactly the candidates its row
-        scores for every evaluated query; a measured row's cost is its own times."""
-        further = self.data.get("rerank_costs")
-        if further is not None:
-            expected = list(self.rerank_entries)[1:]
-            if not isinstance(further, dict) or sorted(further) != sorted(expected):
-                raise Mismatch(f"rerank_costs names rows {sorted(further) if isinstance(further, dict) else further!r}"
-                               f"[:120], but the further rerank rows are {sorted(expected)}")
-            for name, cost in sorted(further.items()):
-                self._check_cost_block(f"rerank_costs.{name}", cost, name, query_ids, rankings)
-        cost = self.data.get("rerank_cost")
-        if cost is not None:
-            self._check_cost_block("rerank_cost", cost, self.rerank_row, query_ids, rankings)
+        """Every rerank row's cost (`rerank_costs.<row>`) follows from its per-query times, and
+        timed exactly the candidates its row scores for every evaluated query; a measured row's
+        cost is its own times."""
+        if not self.model.has_rerank_costs:
+            return
+        costs = self.data[RERANK_COSTS.name]
+        expected = list(self.rerank_entries)
+        if not isinstance(costs, dict) or sorted(costs) != sorted(expected):
+            raise Mismatch(f"rerank_costs names rows {sorted(costs) if isinstance(costs, dict) else costs!r}"[:120]
+                           + f", but the rerank rows are {sorted(expected)}")
+        for name, cost in sorted(costs.items()):
+            self._check_cost_block(f"rerank_costs.{name}", cost, name, query_ids, rankings)
 
     def _check_cost_block(self, where: str, cost: Any, row: str | None, query_ids: list[str],
                           rankings: dict[str, dict[str, list[str]]]) -> None:
@@ -642,7 +628,7 @@ class _Derivation:
         if over in rankings:
             _expect(f"{where}.per_query_pairs", pairs, {q: len(rankings[over][q][:depth]) for q in query_ids})
         if kind == "measured" and row == self.rerank_row:
-            _expect(f"{where}.per_query_milliseconds", times, self.data.get("rerank_milliseconds"))
+            _expect(f"{where}.per_query_milliseconds", times, self.model.rerank_milliseconds)
         _check_extrapolation(where, cost, times)
         for name, value in timing_summary(times, pairs).items():
             _expect(f"{where}.{name}", cost.get(name), value)
@@ -666,7 +652,7 @@ class _Derivation:
                 if sorted(ranked[:len(head)]) != sorted(head) or ranked[len(head):] != tail:
                     raise Mismatch(f"{where}, query {query}: does not reorder only {over}'s top {len(head)} "
                                    "and keep the rest in their order below")
-            if position == 0 and not isinstance(self.data.get("rerank_milliseconds"), dict):
+            if position == 0 and not isinstance(self.model.rerank_milliseconds, dict):
                 raise Mismatch(f"{where} is measured but no rerank time is recorded per query")
             identity = models.get("rerank" if position == 0 else f"rerank:{name}", {})
             if not isinstance(identity, dict) or not identity.get("weights_sha256"):
@@ -674,60 +660,58 @@ class _Derivation:
 
     def _check_rerank(self, query_ids: list[str], rankings: dict[str, dict[str, list[str]]]) -> None:
         self._check_reorderings(rankings)
-        if "p95_rerank_milliseconds" in self.data:
-            times = self.data.get("rerank_milliseconds")
-            recorded = self.data["p95_rerank_milliseconds"]
+        if self.model.has_rerank_summary:
+            times = self.model.rerank_milliseconds
+            recorded = self.model.p95_rerank_milliseconds
             if times is None:
-                _expect("p95_rerank_milliseconds", recorded, None)
+                _expect(P95_RERANK.name, recorded, None)
             else:
                 if not isinstance(times, dict) or sorted(times) != sorted(query_ids):
                     raise Mismatch("rerank_milliseconds does not hold one time per evaluated query")
-                _expect("p95_rerank_milliseconds", recorded, percentile([times[q] for q in query_ids], 95))
-        if "same_50_rows_after_rerank" in self.data:
+                _expect(P95_RERANK.name, recorded, percentile([times[q] for q in query_ids], 95))
+        if SAME_CANDIDATES.name in self.data:
             derived = (same_candidate_sets(rankings[self.rerank_over], rankings[self.rerank_row])
                        if self.rerank_over in rankings and self.rerank_row in rankings else None)
-            _expect("same_50_rows_after_rerank", self.data["same_50_rows_after_rerank"], derived)
-        top = self.data.get("reranked_top_5")
-        if isinstance(top, dict) and top:
+            _expect(SAME_CANDIDATES.name, self.data[SAME_CANDIDATES.name], derived)
+        top = self.model.reranked_top
+        if top:
             if self.rerank_row not in rankings:
                 raise Mismatch("reranked_top_5 lists documents for a rerank row that has no run file")
+            listed = reranked_top_ids(rankings[self.rerank_row], sorted(top))
             for query, entries in sorted(top.items()):
-                _expect(f"reranked_top_5.{query}", [entry.get("corpus_id") for entry in entries],
-                        rankings[self.rerank_row].get(query, [])[:5])
+                _expect(f"reranked_top_5.{query}", [entry.get("corpus_id") for entry in entries], listed[query])
 
     def _check_diagnosis(self, query_ids: list[str], rankings: dict[str, dict[str, list[str]]],
-                         judgements: Mapping[str, Mapping[str, int]], key: str) -> None:
-        recorded = self.data.get("diagnosis")
-        if isinstance(recorded, dict):
-            verdicts: dict[str, dict[str, str]] = {}
+                         judgements: Mapping[str, Mapping[str, int]]) -> None:
+        """The diagnosis rebuilt by its builder: the evaluation stage's candidate misses and
+        ordering problems with their summary, or the sandbox's topic by topic (whose scores are the
+        rows' own, kept as recorded; the documents they list are the run's)."""
+        if not self.model.has_diagnosis:
+            return
+        recorded = self.data[DIAGNOSIS.name]
+        if self.sandbox:
+            cutoff = int(_field(self.data, PARAMETERS.name, "").get("cutoff", 0))
+            derived: dict[str, Any] = {}
             for row, by_query in sorted(rankings.items()):
-                verdicts[row] = {}
+                derived[row] = {}
                 for query in query_ids:
-                    found = diagnose(by_query[query], judgements.get(query, {}), DIAGNOSIS_CUTOFF)
-                    verdicts[row][query] = recall_verdict(found)
-                    _expect(f"diagnosis.{row}.{query}", _field(recorded, row, "diagnosis").get(query),
-                            {"missed_by_candidates": found.not_in_candidates,
-                             f"ranked_below_{DIAGNOSIS_CUTOFF}": found.ranked_below, "diagnosis": verdicts[row][query]})
-            _expect("diagnosis_summary", self.data.get("diagnosis_summary"),
-                    {row: count_verdicts(by_query) for row, by_query in verdicts.items()})
-        if key == "per_topic":
-            cutoff = int(_field(self.data, "parameters", "").get("cutoff", 0))
-            for row, by_query in sorted(rankings.items()):
-                for query in query_ids:
-                    found = diagnose(by_query[query], judgements.get(query, {}), cutoff)
-                    entry = self.data[key][row][query]
-                    where = f"{key}.{row}.{query}"
-                    _expect(f"{where}.top_{cutoff}", entry.get(f"top_{cutoff}"), found.top)
-                    _expect(f"{where}.candidates", entry.get("candidates"), by_query[query])
-                    _expect(f"{where}.misses", entry.get("misses"), found.misses)
-                    _expect(f"{where}.diagnosis", entry.get("diagnosis"), ndcg_verdict(found))
+                    written = self.model.diagnosis(row).get(query, {})
+                    scores = [entry.get("score") if isinstance(entry, dict) else None
+                              for entry in written.get("scores", [])] if isinstance(written.get("scores"), list) else []
+                    ranked = list(zip(by_query[query], scores + [None] * (len(by_query[query]) - len(scores))))
+                    derived[row][query] = topic_diagnosis_entry(ranked, judgements.get(query, {}), cutoff)
+            _expect(DIAGNOSIS.name, recorded, derived)
+            return
+        derived = diagnosis_block(rankings, judgements, query_ids)
+        _expect(DIAGNOSIS.name, recorded, derived)
+        _expect(DIAGNOSIS_SUMMARY.name, self.model.diagnosis_summary, diagnosis_summary_block(derived))
 
     def _check_sample_comparison(self) -> None:
         compared = self.manifest.get("compared_with")
+        blocks = self.model.sample_comparison_blocks
         if compared is None:
-            for key in ("comparison_300", "comparison_300_by_row"):
-                if key in self.data:
-                    raise Mismatch(f"{key} is present but manifest.compared_with names no sample file")
+            if blocks:
+                raise Mismatch(f"{sorted(blocks)[0]} is present but manifest.compared_with names no sample file")
             return
         if self.read_other is None:
             raise Mismatch("the sample results this file was compared with cannot be read here")
@@ -735,12 +719,11 @@ class _Derivation:
         if sample.sha256 != compared.get("sha256"):
             raise Mismatch(f"manifest.compared_with: {sample.name} changed since this file was compared with it; "
                            "run `readout evaluate --queries all` again")
-        problem = seal_problem(sample.data)
+        problem = seal_problem(sample.written)
         if problem:
             raise Mismatch(f"manifest.compared_with: {sample.name} is {problem}")
-        unsealed = {k: v for k, v in self.data.items() if not k.startswith("comparison_300")}
-        for key, derived in sample_comparisons(sample.data, unsealed).items():
-            _expect(key, self.data.get(key), derived)
+        for name, derived in sample_comparison_blocks(sample.data, self.data).items():
+            _expect(name, self.data.get(name), derived)
 
 
 _READ_WHOLE_BYTES = 256 * 1024 * 1024
@@ -788,20 +771,18 @@ def project_problem(results: Results, project_root: Path, skip_rerank_reason: st
     """What a results file records that its project can still say: the corpus size, counted in
     the dataset when the manifest's corpus file is there with the recorded sha256, and the reason
     a rerank row was skipped, which readout.yaml gives. None when both agree (or cannot be read)."""
-    data = results.data
-    manifest = data.get("manifest") if isinstance(data.get("manifest"), dict) else {}
-    folder = manifest.get("data_directory")
-    recorded = (manifest.get("inputs") or {}).get("corpus.jsonl") if isinstance(manifest.get("inputs"), dict) else None
-    if isinstance(folder, str) and isinstance(recorded, dict) and isinstance(data.get("documents"), int):
+    model = results.model
+    folder = model.manifest.get("data_directory")
+    recorded = model.manifest_block("inputs").get("corpus.jsonl")
+    if isinstance(folder, str) and isinstance(recorded, dict) and model.documents is not None:
         corpus = (project_root / folder / "corpus.jsonl")
         counted = _documents_in(corpus, recorded.get("sha256")) if corpus.is_file() else None
         if counted is not None:
-            if counted != data["documents"]:
-                return f"documents says {data['documents']:,}, but the dataset's corpus.jsonl holds {counted:,} documents"
+            if counted != model.documents:
+                return f"documents says {model.documents:,}, but the dataset's corpus.jsonl holds {counted:,} documents"
     if skip_rerank_reason is not None:
-        roles = row_roles(data)
-        row = next((entry for entry in data.get("table", []) or [] if isinstance(entry, dict)
-                    and entry.get("search") == roles.rerank), None)
+        roles = model.roles
+        row = model.row(roles.rerank) if roles.rerank else None
         if row is not None and row.get("measured") is False and row.get("not_measured_reason") != skip_rerank_reason:
             return (f"table[search={roles.rerank}].not_measured_reason is not the reason readout.yaml gives "
                     f"(evaluate.skip_rerank_reason: {skip_rerank_reason[:60]!r})")

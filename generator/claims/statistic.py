@@ -3,28 +3,31 @@ say it that way (the rows it belongs to are generator.claims.attribution's).
 
 Each rule reads the placeholders a claim shows and the sentence a reader sees:
 
-- **A change keeps its direction.** A change (`delta_nDCG@5_vs_dense`, `comparisons.R_vs_B`,
-  `paired_vs_B`) is R minus B: the sentence may not present R as the baseline ("over R", "than R",
-  "against R", "relative to R", ...), or hybrid's lift over dense reads as dense's lift over hybrid.
-- **An interval end is an interval end.** `ci95_low` and `ci95_high` are shown only in a sentence
-  that says interval (or confidence interval, bounds, range, "between"): an interval's upper end
-  must not pass for the effect.
-- **A ceiling is a ceiling.** The oracle ceiling of a row's candidates (`ceiling...ceiling`) is
-  shown only with ceiling, at most, upper bound, oracle or "could reach": it is a bound that reads
-  the labels, never a quality a row achieved.
-- **The metric of the path.** A value of one metric (`...nDCG@5`, `recall@50`, `metrics.nDCG@5...`)
-  is shown only in a sentence that names that metric: Recall@50's interval must not pass for
-  nDCG@5's.
-- **A mean is not a share of queries.** A row's mean of a metric is not "63 % of queries": a
-  sentence showing one may not speak of a percentage of queries, topics or documents unless it
-  also shows the count it is a share of.
-- **Parameters carry their nouns.** `max_length` counts tokens, `batch_size` pairs per forward
-  pass, `depth` candidates: a sentence showing one names its unit (tokens; batch or pairs per
+What a value is (its kind, its unit, its row, baseline and metric) is read from the results
+schema (generator.results.schema), never from its path's spelling:
+
+- **A change keeps its direction.** A change (kind `change`: `delta_nDCG@5_vs_dense`,
+  `comparisons.R_vs_B...delta`) is R minus B: the sentence may not present R as the baseline ("over
+  R", "than R", "against R", "relative to R", ...), or hybrid's lift over dense reads as dense's
+  lift over hybrid.
+- **An interval end is an interval end.** A value of kind `interval end` is shown only in a
+  sentence that says interval (or confidence interval, bounds, range, "between"): an interval's
+  upper end must not pass for the effect.
+- **A ceiling is a ceiling.** A value of kind `bound` (the oracle ceiling of a row's candidates and
+  the headroom under it, in `ceiling` or the frontier) is shown only with ceiling, at most, upper
+  bound, oracle or "could reach": it is a bound that reads the labels, never a quality a row
+  achieved.
+- **The metric of the path.** A value of one metric is shown only in a sentence that names that
+  metric: Recall@50's interval must not pass for nDCG@5's.
+- **A mean is not a share of queries.** A mean of a metric (kind `mean`) is not "63 % of
+  queries": a sentence showing one may not speak of a percentage of queries, topics or documents
+  unless it also shows a count it is a share of.
+- **Parameters carry their nouns.** A parameter is shown with its unit: `max_length` counts
+  tokens, `batch_size` pairs per forward pass, a depth candidates (tokens; batch or pairs per
   pass; candidates or depth or top).
 
-- **A value with its own query set** (`query_set_reasons`): where a sentence shows the query counts
-  of two results files, each value is read with the count before it (or, before any, the first
-  after it), which must be its own file's.
+The query set a value belongs to is generator.claims.attribution's third rule.
+
 - **A predicate compares what it names** (`idle_predicate`): naming two values and holding each
   against an arbitrary constant (`h > -1 and d > -1`) compares nothing.
 
@@ -41,34 +44,20 @@ import re
 from typing import Iterable
 
 from generator.claims.attribution import ROW_ALIASES, ShownValue, baseline_of, row_of
-from generator.results import Step
 
 _BASELINE_WORDS = r"(?:over|than|versus|vs\.?|against|relative\s+to|compared\s+(?:with|to)|beside|on\s+top\s+of)"
 _INTERVAL = re.compile(r"\b(?:interval|intervals|confidence|bounds?|range|between|ci|ci95)\b", re.IGNORECASE)
 _CEILING = re.compile(r"\b(?:ceiling|ceilings|at\s+most|upper\s+bound|oracle|(?:could|would)\s+(?:reach|lift|get)|"
                       r"best\s+possible|any\s+reordering)\b", re.IGNORECASE)
 _SHARE = re.compile(r"%\s+of\s+(?:the\s+|all\s+)?(?:queries|topics|documents|pairs|candidates)\b", re.IGNORECASE)
-_METRIC_KEY = re.compile(r"^(?:recall|ndcg|p|mrr|map|precision|r)@\d+(?::\w+)?$", re.IGNORECASE)
-_COUNT_KEYS = frozenset({"wins", "ties", "losses", "queries", "candidate miss", "ordering problem", "none",
-                         "documents", "pairs", "topics"})
-_NOUNS = {"max_length": (re.compile(r"\btokens?\b", re.IGNORECASE), "tokens"),
-          "rerank_max_length": (re.compile(r"\btokens?\b", re.IGNORECASE), "tokens"),
-          "batch_size": (re.compile(r"\bbatch(?:es)?\b|\bpairs?\s+per\s+(?:forward\s+)?pass", re.IGNORECASE),
-                         "a batch (pairs per forward pass)"),
-          "candidate_depth": (re.compile(r"\bcandidates?\b|\bdepth\b|\btop\b", re.IGNORECASE), "candidates"),
-          "depth": (re.compile(r"\bcandidates?\b|\bdepth\b|\btop\b", re.IGNORECASE), "candidates")}
-
-
-def _keys(steps: tuple[Step, ...]) -> list[str]:
-    return [step.key for step in steps if step.kind == "key" and step.key is not None]
-
-
-def metric_of(steps: tuple[Step, ...]) -> str | None:
-    """The metric a value is of, when its path names one."""
-    for key in reversed(_keys(steps)):
-        if _METRIC_KEY.match(key):
-            return key
-    return None
+# The words a unit is named by, for each unit a parameter is declared in.
+_UNIT_WORDS = {"tokens": re.compile(r"\btokens?\b", re.IGNORECASE),
+               "pairs per forward pass": re.compile(r"\bbatch(?:es)?\b|\bpairs?\s+per\s+(?:forward\s+)?pass",
+                                                    re.IGNORECASE),
+               "candidates": re.compile(r"\bcandidates?\b|\bdepth\b|\btop\b", re.IGNORECASE)}
+_UNIT_SAID = {"tokens": "tokens", "pairs per forward pass": "a batch (pairs per forward pass)",
+              "candidates": "candidates"}
+_COUNT_KINDS = ("count", "query count")
 
 
 def _names_metric(text: str, metric: str) -> bool:
@@ -86,33 +75,36 @@ def _presented_as_baseline(text: str, row: str) -> str | None:
 
 
 def statistic_reasons(shown: Iterable[ShownValue], text: str) -> list[str]:
-    """One reason for every value the sentence names as another statistic than its path's."""
+    """One reason for every value the sentence names as another statistic than its own."""
     shown = list(shown)
     reasons = []
-    counts = any(set(_keys(value.steps)) & _COUNT_KEYS for value in shown)
+    counts = any(value.location is not None and value.location.kind in _COUNT_KINDS for value in shown)
     for value in shown:
-        keys = _keys(value.steps)
-        last = keys[-1] if keys else None
-        baseline, row = baseline_of(value.steps), row_of(value.steps)
+        location = value.location
+        if location is None:
+            continue
+        baseline, row = baseline_of(value), row_of(value)
         if baseline is not None and row is not None and row != baseline and (
                 said := _presented_as_baseline(text, row)):
             reasons.append(f"{{{value.name}}} is {row} minus {baseline}, but the sentence says {said!r}: a change "
                            f"is named with its own baseline ({baseline}), never its row's")
-        if last in ("ci95_low", "ci95_high") and not _INTERVAL.search(text):
-            reasons.append(f"{{{value.name}}} is an end of an interval ({last}), but the sentence does not say "
-                           "interval: an interval's end must not pass for the effect")
-        if keys and keys[0] == "ceiling" and last == "ceiling" and not _CEILING.search(text):
+        if location.kind == "interval end" and not _INTERVAL.search(text):
+            reasons.append(f"{{{value.name}}} is an end of an interval ({location.name}), but the sentence does not "
+                           "say interval: an interval's end must not pass for the effect")
+        if location.kind == "bound" and not _CEILING.search(text):
             reasons.append(f"{{{value.name}}} is the oracle ceiling of a row's candidates, but the sentence does not "
                            "say ceiling (or at most, upper bound): a bound must not pass for a quality achieved")
-        metric = metric_of(value.steps)
+        metric = location.metric
         if metric is not None and not _names_metric(text, metric):
             reasons.append(f"{{{value.name}}} is a value of {metric}, but the sentence does not name {metric}: one "
                            "metric's figure must not pass for another's")
-        if metric is not None and keys and keys[0] in ("table", "ceiling") and _SHARE.search(text) and not counts:
-            reasons.append(f"{{{value.name}}} is a mean of {metric} over queries, but the sentence gives "
-                           f"{_SHARE.search(text).group(0)!r}: a mean is not a share of queries")
-        if last in _NOUNS and not _NOUNS[last][0].search(text):
-            reasons.append(f"{{{value.name}}} is {last}, counted in {_NOUNS[last][1]}: the sentence must say so")
+        if location.kind == "mean" and _SHARE.search(text) and not counts:
+            reasons.append(f"{{{value.name}}} is a mean of {metric or 'a metric'} over queries, but the sentence "
+                           f"gives {_SHARE.search(text).group(0)!r}: a mean is not a share of queries")
+        unit = location.unit
+        if location.kind == "parameter" and unit in _UNIT_WORDS and not _UNIT_WORDS[unit].search(text):
+            reasons.append(f"{{{value.name}}} is {location.name}, counted in {_UNIT_SAID[unit]}: the sentence must "
+                           "say so")
     return reasons
 
 
@@ -158,25 +150,3 @@ def _constant(node: ast.AST):
 
 def _names_in(node: ast.AST) -> set[str]:
     return {child.id for child in ast.walk(node) if isinstance(child, ast.Name)}
-
-
-def query_set_reasons(shown: list[ShownValue], counts: dict[str, str]) -> list[str]:
-    """In a sentence that shows the query counts of two results files, each value is read with
-    the count that governs it: the nearest count before it ("on all {n300} queries, ... {d300}"),
-    or, before any count, the first one after it. The 300-query interval must not be read with the
-    20-query count. `shown` is in the order the sentence shows it; `counts` maps a file to its
-    count's placeholder."""
-    if len(counts) < 2:
-        return []
-    position = {name: index for index, name in enumerate(value.name for value in shown)}
-    count_at = sorted((position[name], file) for file, name in counts.items() if name in position)
-    reasons = []
-    for index, value in enumerate(shown):
-        if value.name in counts.values() or value.file not in counts:
-            continue
-        before = [file for at, file in count_at if at < index]
-        governing = before[-1] if before else next((file for at, file in count_at if at > index), None)
-        if governing is not None and governing != value.file:
-            reasons.append(f"{{{value.name}}} comes from {value.file} but is read with {{{counts[governing]}}}, the "
-                           f"query count of {governing}: a value goes with its own query set's count")
-    return reasons

@@ -8,7 +8,7 @@ of the review. Two rules close that:
   rerank, by any of their words, and the metrics nDCG, Recall, MRR, MAP, Precision) must each be
   spoken of by one of its sources: a design quote that names the same kind or metric, or a
   measured value of a row of that kind or of that metric (its path: `table[search=hybrid]...`,
-  `comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5...`, `rerank_cost...`).
+  `comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5...`, `rerank_costs...`).
 - **Runs.** A claim that states what this review measured, loaded or ran ("was loaded", "were
   timed", "reranked every query", "we measured") needs a measured source: a design document says
   what was planned, never what happened.
@@ -58,7 +58,7 @@ def _value_subjects(value: ShownValue) -> set[str]:
     """What a measured value is of: every word of its path (`table[search=hybrid].delta_nDCG@5_vs_dense`
     is of fusion, nDCG and dense) and the words of the rows it names."""
     words = re.sub(r"[._\[\]=]+", " ", path_text(value.steps))
-    rows = {row_of(value.steps), baseline_of(value.steps)} - {None}
+    rows = {row_of(value), baseline_of(value)} - {None}
     aliases = " ".join(alias for row in rows for alias in ROW_ALIASES.get(row, (row,)))
     return subjects_of(f"{words} {aliases}")
 

@@ -47,13 +47,14 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from generator.claims.design import DesignDocument, design_files
 from generator.claims.memo import default_memo
-from generator.core.frontier import cheapest_within, within_budget
 from generator.claims.predicates import (UNKNOWN, Predicate, PredicateEvaluationError, PredicateSyntaxError,
                                          compile_predicate, evaluate_three_valued)
 from generator.errors import InputError
 from generator.fileio import display_path, reading, sha256_text
 from generator.numerals import find_numerals, numeral_value
-from generator.results import RESULTS_NAME, PathSyntaxError, Results, cost_block, parse_path, path_text, resolve
+from generator.results import RESULTS_NAME, PathSyntaxError, Results, cost_block, parse_path, path_text
+from generator.results.model import cheapest_within, within_budget
+from generator.results.schema import FRONTIER as FRONTIER_BLOCK
 from generator.safe_yaml import load_config_with_lines
 from generator.wording import label_problem
 
@@ -65,7 +66,7 @@ DOES_NOT_FIRE = "does not fire"
 UNDECIDED = "cannot be decided"
 STATES = (FIRES, DOES_NOT_FIRE, UNDECIDED)
 BUDGET_PREFIX = "budget"
-FRONTIER = "frontier"
+FRONTIER = FRONTIER_BLOCK.name
 FRONTIER_QUERIES = ("fitting", "cheapest_within")
 FRONTIER_FIELDS = ("p95_milliseconds", "p50_milliseconds", "ceiling", "headroom", "depth", "max_length")
 TRIGGER_KEYS = {"decision", "when", "fires", "otherwise", "values", "file"}
@@ -389,8 +390,8 @@ def _frontier_query_problem(steps: tuple, rules: DesignRules) -> str | None:
 def _frontier_value(results: Results, steps: tuple, budgets: dict[str, Budget]) -> tuple[Any, str | None, str]:
     """(value, why it is unknown, how it was measured) of a frontier query; a results file
     without a frontier block is an input error for the caller, like any missing path."""
-    frontier = results.data.get(FRONTIER)
-    if not isinstance(frontier, dict) or not isinstance(frontier.get("configurations"), list):
+    frontier = results.model.frontier
+    if frontier is None or not isinstance(frontier.get("configurations"), list):
         raise LookupError(f"{results.name} holds no frontier block (evaluate.frontier)")
     budget = budgets[steps[2].key]
     if steps[1].key == "fitting":
@@ -435,11 +436,11 @@ def evaluate_trigger(trigger: Trigger, budgets: dict[str, Budget], results: Resu
             if why:
                 unknown_reasons.append(f"{name}: {why}")
             continue
-        resolution = resolve(results.data, steps)
+        resolution = results.model.resolve(steps)
         if resolution.ok and _is_number_or_bool(resolution.value):
             values[name] = resolution.value
             row.read[name] = {"path": path, "value": resolution.value, "measured": True, "from": "results",
-                              "source": trigger.file, "how": _how_measured(results.data, steps)}
+                              "source": trigger.file, "how": _how_measured(results, steps)}
         elif resolution.ok:
             raise InputError(f"{path} is {str(resolution.value)[:40]!r}, not a number or true/false",
                              path=design_display, line=trigger.line, field=f"values.{name}")
@@ -471,8 +472,8 @@ def _is_number_or_bool(value: Any) -> bool:
     return isinstance(value, bool) or (isinstance(value, (int, float)) and math.isfinite(value))
 
 
-def _how_measured(data: Any, steps: tuple) -> str:
+def _how_measured(results: Results, steps: tuple) -> str:
     """"measured by shape" when the value lies in a block whose cost was measured by shape."""
-    block = cost_block(data, steps)
+    block = cost_block(results.data, results.model.canonical(steps)[0])
     cost = block.get("cost") if block is not None else None
     return cost if isinstance(cost, str) and cost.startswith("measured by shape") else "measured"

@@ -5,11 +5,11 @@ SciPy only inside `uncertainty` and `comparisons`, which the light commands do n
 Modules: `metrics` (ranking metrics by name, per query and macro), `fusion` (RRF and min-max),
 `signflip` (the exact sign-flip count and wins, ties and losses, in pure Python), `uncertainty`
 (paired differences and the sign-flip test), `comparisons` (BCa intervals and the comparisons
-block), `all_pairs` (every pair of measured rows with Holm's correction), `diagnosis` (candidate miss or ordering problem), `headroom` (the oracle ceiling of a
-row's own candidates), `frontier` (each priced reranker configuration's p95 beside the ceiling of
-its depth's candidates), `scoring` (from rankings to a results file's figures), `sample_check`
-(the sample against the full query set), `runfiles` (TREC run and qrels files), `ids` (what a
-query or document id may hold), `rows` (the row specification and the roles rows play), `options`
-(what an evaluation is asked to do, every default), `data_source` (how readout.yaml names a
-dataset) and `selftest` (the scorer against the spec's fixtures).
+block), `all_pairs` (every pair of measured rows with Holm's correction), `diagnosis` (candidate
+miss or ordering problem), `headroom` (the oracle order of a row's own candidates), `frontier`
+(the frontier's specification and the ceiling of a depth's candidates), `runfiles` (TREC run and
+qrels files), `ids` (what a query or document id may hold), `rows` (the row specification and the
+roles rows play), `options` (what an evaluation is asked to do, every default), `data_source` (how
+readout.yaml names a dataset) and `selftest` (the scorer against the spec's fixtures). The kernel
+computes; the results file's blocks are assembled from it by generator.results.builders.
 """

@@ -8,9 +8,9 @@ depth could gain, never a model's quality: a configuration priced by its shape h
 at all. It is non-decreasing in depth and never below the over row's own mean. Headroom is the
 ceiling minus the over row's mean.
 
-`cheapest_within(frontier, budget)` is what a decision reads: the configuration with the lowest
-p95 among those whose p95 fits the budget (ties: the deeper, then the listed order), or None.
-Pure functions over plain data; the checker re-derives the block (generator.claims.rederive).
+The block is built by generator.results.builders.frontier_block and read through the results
+model (`cheapest_within`: the configuration with the lowest p95 among those whose p95 fits the
+budget, ties the deeper, then the listed order). Pure functions over plain data.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from generator.core.headroom import oracle_order
-from generator.core.metrics import Metric, macro_mean, metrics_from_names, timing_summary
+from generator.core.metrics import Metric, macro_mean, metrics_from_names
 from generator.core.rows import PRECISIONS
 from generator.errors import InputError
 
@@ -119,47 +119,3 @@ def ceiling_at_depth(over: Mapping[str, Sequence[str]], judgements: Mapping[str,
         grades = judgements.get(query, {})
         values.append(metric.per_query(oracle_order(ranking[:depth], grades) + ranking[depth:], grades))
     return macro_mean(values)
-
-
-def frontier_entry(configuration: Mapping[str, Any], over: Mapping[str, Sequence[str]],
-                   judgements: Mapping[str, Mapping[str, int]], query_ids: Sequence[str], metric: Metric,
-                   over_mean: float) -> dict[str, Any]:
-    """One priced configuration with its timing summary (from its per-query times) and its ceiling."""
-    times = {q: float(configuration["per_query_milliseconds"][q]) for q in query_ids}
-    pairs = {q: int(configuration["per_query_pairs"][q]) for q in query_ids}
-    summary = timing_summary(times, pairs)
-    ceiling = ceiling_at_depth(over, judgements, query_ids, metric, int(configuration["depth"]))
-    entry = {key: configuration.get(key) for key in SUMMARY_KEYS[:7]}
-    entry.update({"p50_milliseconds": summary["p50_milliseconds"], "p95_milliseconds": summary["p95_milliseconds"],
-                  "ceiling": ceiling, "headroom": ceiling - over_mean})
-    extra = {key: value for key, value in configuration.items() if key not in entry}
-    return {**entry, **extra, "per_query_milliseconds": times, "per_query_pairs": pairs}
-
-
-def frontier_block(configurations: Sequence[Mapping[str, Any]], over_row: str,
-                   over: Mapping[str, Sequence[str]], judgements: Mapping[str, Mapping[str, int]],
-                   query_ids: Sequence[str], metric: Metric) -> dict[str, Any]:
-    """The `frontier` block of a results file: every configuration, cheapest p95 first."""
-    over_mean = macro_mean(metric.per_query(list(over.get(q, [])), judgements.get(q, {})) for q in query_ids)
-    entries = [frontier_entry(configuration, over, judgements, query_ids, metric, over_mean)
-               for configuration in configurations]
-    entries.sort(key=_order)
-    return {"note": NOTE, "over": over_row, "metric": metric.name, "over_mean": over_mean,
-            "queries": len(query_ids), "configurations": entries}
-
-
-def _order(entry: Mapping[str, Any]) -> tuple:
-    return (entry["p95_milliseconds"], -int(entry["depth"]), str(entry["model"]), int(entry["max_length"] or 0),
-            str(entry["precision"]))
-
-
-def cheapest_within(frontier: Mapping[str, Any], budget: float) -> Mapping[str, Any] | None:
-    """The configuration with the lowest p95 that fits `budget` (p95 <= budget), or None."""
-    fitting = [entry for entry in frontier.get("configurations", []) if entry["p95_milliseconds"] <= budget]
-    return min(fitting, key=_order) if fitting else None
-
-
-def within_budget(frontier: Mapping[str, Any], budget: float) -> list[Mapping[str, Any]]:
-    """Every configuration whose p95 fits `budget`, cheapest first."""
-    return sorted((entry for entry in frontier.get("configurations", []) if entry["p95_milliseconds"] <= budget),
-                  key=_order)

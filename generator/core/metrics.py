@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 
 def _check_cutoff(k: int) -> None:
@@ -192,15 +192,6 @@ def p95(values: Sequence[float]) -> float:
         raise ValueError("p95 of an empty list is undefined")
     return percentile(values, 95)
 
-
-def timing_summary(per_query_milliseconds: Mapping[str, float], per_query_pairs: Mapping[str, int]) -> dict[str, Any]:
-    """The figures a reranker's cost is read by, from its per-query wall times and pair counts:
-    p50 and p95 milliseconds per query, the pairs scored and pairs per second of scoring time."""
-    times = [float(per_query_milliseconds[q]) for q in per_query_milliseconds]
-    pairs = sum(int(per_query_pairs[q]) for q in per_query_milliseconds)
-    seconds = math.fsum(times) / 1000.0
-    return {"queries": len(times), "pairs": pairs, "p50_milliseconds": percentile(times, 50),
-            "p95_milliseconds": p95(times), "pairs_per_second": pairs / seconds if seconds > 0 else 0.0}
 
 
 def same_candidate_sets(before: Mapping[str, Sequence[str]], after: Mapping[str, Sequence[str]]) -> bool:

@@ -21,11 +21,12 @@ from generator.core.data_source import PREFIX as IRDS_PREFIX, export_dir, identi
 from generator.core.metrics import metrics_from_names
 from generator.core.rows import (BM25_B, BM25_K1, PRECISIONS, RowSpec, default_rows, fill_defaults,  # noqa: F401
                                  parse_rows)
-from generator.results import RESULTS_NAME
 
 QUERY_SETS = ("sample", "all")
 # The release sample's results file, and the default for every test query (`evaluate.all_results`
 # renames it: the SciFact review keeps its published results-300.json).
+# The release sample's results file; also the file a measured source cites when it names none.
+RESULTS_NAME = "results.json"
 RESULTS_FILE = {"sample": RESULTS_NAME, "all": "results-all.json"}
 SAMPLE_ORDERS = ("qrels", "seeded")
 

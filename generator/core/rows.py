@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from generator.errors import InputError
 from generator.wording import data_text_problem
@@ -308,21 +308,3 @@ def roles_from_specs(rows: tuple[RowSpec, ...]) -> RowRoles:
     reranks = tuple((row.name, row.over) for row in rows if row.kind == "rerank" and row.over)
     first = reranks[0] if reranks else (None, None)
     return RowRoles(rows[0].name, first[0], first[1], tuple(row.name for row in rows), reranks)
-
-
-def row_roles(results: Mapping[str, Any]) -> RowRoles:
-    """The roles `manifest.rows` records; a results file written before rows were configurable
-    (or by the sandbox) has the SciFact review's roles."""
-    manifest = results.get("manifest") if isinstance(results.get("manifest"), Mapping) else {}
-    recorded = manifest.get("rows")
-    table_names = tuple(entry.get("search") for entry in results.get("table", []) or []
-                        if isinstance(entry, Mapping) and isinstance(entry.get("search"), str))
-    if not isinstance(recorded, list) or not recorded or not all(
-            isinstance(entry, Mapping) and isinstance(entry.get("name"), str) for entry in recorded):
-        return RowRoles(DEFAULT_BASELINE, DEFAULT_RERANK_ROW, DEFAULT_RERANK_OVER, table_names)
-    reranks = tuple((entry["name"], entry["over"]) for entry in recorded
-                    if entry.get("kind") == "rerank" and isinstance(entry.get("over"), str))
-    rerank = next((entry for entry in recorded if entry.get("kind") == "rerank"), None)
-    over = rerank.get("over") if rerank else None
-    return RowRoles(recorded[0]["name"], rerank["name"] if rerank else None,
-                    over if isinstance(over, str) else None, tuple(entry["name"] for entry in recorded), reranks)

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from generator.errors import InputError
 from generator.evaluate.data import load_dataset
-from generator.core.rows import row_roles
 from generator.core.runfiles import read_run
 from generator.fileio import display_path
 from generator.results import read_results
@@ -34,12 +33,11 @@ def rerank_candidate_pairs(results_path: Path, data_dir: Path) -> CandidatePairs
     """
     results = read_results(results_path)
     shown = display_path(results_path)
-    over = row_roles(results.data).rerank_over
+    over = results.model.roles.rerank_over
     if over is None:
         raise InputError("no rerank row is configured, so there are no pairs to time (evaluate.rows)", path=shown,
                          field="manifest.rows")
-    runs = results.data.get("runs")
-    relative = runs.get(over) if isinstance(runs, dict) else None
+    relative = results.model.runs.get(over)
     if not isinstance(relative, str) or not relative:
         raise InputError(f"no {over} run file named here; run `readout evaluate` first", path=shown,
                          field=f"runs.{over}")

@@ -42,7 +42,7 @@ from typing import Any, Callable, Mapping, Sequence
 from generator.errors import InputError, ModelUnavailableError
 from generator.evaluate.cache import (checksum_problem, content_key, is_finite_number, read_json_entry, seal,
                                       warning_line)
-from generator.core.metrics import timing_summary
+from generator.results.builders import timing_summary
 from generator.evaluate.models import apply_precision, resolve_device
 from generator.core.options import DEFAULT_SEED, PRECISIONS, RERANK_BATCH_SIZE, RERANK_MAX_LENGTH
 from generator.evaluate.environment import machine, package_versions

@@ -28,8 +28,6 @@ from generator.core.data_source import identifier_of
 from generator.evaluate.irds import ensure_exported
 from generator.evaluate.data import Dataset, check_dataset_layout, hash_inputs, load_dataset
 from generator.core.metrics import ROW_METRICS, Metric, metrics_from_names
-from generator.core.metrics import timing_summary
-from generator.core.frontier import frontier_block
 from generator.evaluate.models import resolve_device, resolve_model
 from generator.core.options import DEFAULT_PRECISION, RESULTS_FILE, EvaluationOptions
 from generator.evaluate.sweep import rerank_sweep
@@ -37,12 +35,13 @@ from generator.evaluate.training import TRAINING_FILE
 from generator.evaluate.retrieval import dense_rankings, fused_rankings, rerank_rankings, sparse_rankings
 from generator.core.rows import RowSpec, roles_from_specs
 from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, qrels_copy_entry, read_supplied_run
-from generator.core.sample_check import sample_comparisons
-from generator.core.scoring import RowRun, rerank_summary, score_rows
 from generator.core.comparisons import method_description
 from generator.fileio import (default_cache_dir, display_home_path, display_path, dumps_json, reading,
                              regular_file_problem, sha256_bytes, sha256_file, write_set)
 from generator.results import Results, read_results, seal
+from generator.results.builders import (RowRun, evaluation_document, frontier_block, ranked_ids,
+                                        rerank_summary, sample_comparison_blocks, score_rows, timing_summary,
+                                        with_manifest)
 from generator.locks import entry_lock
 
 def _now() -> str:
@@ -87,37 +86,26 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
     rerank_costs = {spec.name: _rerank_cost(dataset, runs, models, spec, query_ids, options, device, log)
                     for spec in models.rerank_specs}
     first = models.rerank_specs[0] if models.rerank_specs else None
-    candidates = _scored_candidates(runs.rankings[first.over], first.depth) if first else None
+    candidates = _scored_candidates(runs.rankings[first.over], first.depth) if first and first.over in runs.rankings \
+        else None
 
     judgements = {q: dict(dataset.qrels.scores.get(q, {})) for q in query_ids}
     frontier = _frontier(dataset, runs, models, query_ids, judgements, options, device, log)
     metrics = metrics_from_names(options.metrics) if options.metrics is not None else ROW_METRICS
-    scored = score_rows(runs.rows, judgements, query_ids, bootstrap_resamples=options.bootstrap_resamples,
-                        seed=options.seed, pairs=options.comparisons, metrics=metrics, baseline=roles.baseline,
-                        extra_pairs=roles.rerank_pairs)
+    quality = score_rows(runs.rows, judgements, query_ids, bootstrap_resamples=options.bootstrap_resamples,
+                         seed=options.seed, pairs=options.comparisons, metrics=metrics, baseline=roles.baseline,
+                         extra_pairs=roles.rerank_pairs)
     rerank = runs.reranks.get(first.name) if first else None
     identity = dataset.identify()
-    results: dict[str, Any] = {
-        "documents": len(dataset.documents),
-        "queries": len(query_ids),
-        "query_set": options.query_set,
-        "candidate_depth": options.depth,
-        **scored,
-        **rerank_summary(candidates, rerank.rankings if rerank else None, rerank.milliseconds if rerank else None,
-                         query_ids),
-        "rerank_cost": rerank_costs.pop(first.name) if first else not_measured_cost(None, models.reason(None)),
-        # Each further rerank row's cost under its name (the first's is rerank_cost, once).
-        **({"rerank_costs": rerank_costs} if rerank_costs else {}),
-        **({"frontier": frontier} if frontier is not None else {}),
-        # A query a row found no candidate for has no line in that row's run file: plain trec_eval
-        # then averages over fewer queries; `trec_eval -c` (and this tool) count it as zero.
-        "queries_without_candidates": {row: [q for q in query_ids if not runs.rankings[row].get(q)]
-                                       for row in sorted(runs.rankings)},
-        # The queries' own words, so a reader of the per-query table sees what was asked.
-        "query_texts": {q: dataset.queries[q] for q in query_ids},
-        "runs": {row: f"{options.runs_dir.name}/{run_file_name(row)}" for row in runs.rankings},
-        "manifest": _manifest(dataset, identity, query_ids, specs, models, runs, options, device, started_at),
-    }
+    results = evaluation_document(
+        documents=len(dataset.documents), query_ids=query_ids, query_set=options.query_set,
+        candidate_depth=options.depth, quality=quality,
+        rerank=rerank_summary(ranked_ids(candidates, query_ids) if candidates is not None else None,
+                              rerank.rankings if rerank else None, rerank.milliseconds if rerank else None, query_ids),
+        rerank_costs=rerank_costs, frontier=frontier, rankings=runs.rankings,
+        query_texts={q: dataset.queries[q] for q in query_ids},
+        runs={row: f"{options.runs_dir.name}/{run_file_name(row)}" for row in runs.rankings},
+        manifest=_manifest(dataset, identity, query_ids, specs, models, runs, options, device, started_at))
     if identity["differing_inputs"]:
         log(f"note: inputs differ from the published {identity['of']} files "
             f"({', '.join(identity['differing_inputs'])}): this run is not a reproduction of it")
@@ -325,7 +313,6 @@ def _manifest(dataset: Dataset, identity: dict[str, Any], query_ids: Sequence[st
         "query_ids": list(query_ids),
         # BEIR reads a negative grade as not relevant; how many the qrels hold is said, not hidden.
         "negative_judgements": dataset.negative_judgements,
-        "per_query_key": "per_query",
         "rows": [spec.parameters() for spec in specs],
         "models": _models_manifest(specs, models, runs.dense_outcomes, _corpus_sha256(dataset)),
         "caches": {**_dense_cache_manifest(runs.dense_outcomes), **_rerank_cache_manifest(models, runs)},
@@ -541,16 +528,15 @@ def write_sealed_results(results_path: Path, runs_dir: Path, evaluation: Evaluat
     qrels_path = runs_dir / QRELS_COPY_NAME
     qrels_data = format_qrels(evaluation.judgements).encode("utf-8")
     files.append((qrels_path, qrels_data))
-    results = evaluation.results
-    manifest = {**results["manifest"], "metrics": {metric.name: metric.as_manifest() for metric in metrics},
-                "run_files": run_files,
-                "qrels_copy": qrels_copy_entry(qrels_path.relative_to(outputs_root).as_posix(), qrels_data,
-                                               evaluation.judgements)}
+    results = with_manifest(evaluation.results, metrics={metric.name: metric.as_manifest() for metric in metrics},
+                            run_files=run_files,
+                            qrels_copy=qrels_copy_entry(qrels_path.relative_to(outputs_root).as_posix(), qrels_data,
+                                                        evaluation.judgements))
     if sample_path is not None:
-        sample, comparisons = _sample_comparisons(sample_path, {**results, "manifest": manifest})
-        results = {**results, **comparisons}
-        manifest["compared_with"] = {"path": sample_path.name, "sha256": sample.sha256}
-    results = seal({**results, "manifest": manifest}, writer=f"readout evaluate {__version__}")
+        sample, comparisons = _sample_comparisons(sample_path, results)
+        results = with_manifest({**results, **comparisons},
+                                compared_with={"path": sample_path.name, "sha256": sample.sha256})
+    results = seal(results, writer=f"readout evaluate {__version__}")
     files.append((results_path, dumps_json(results).encode("utf-8")))
     write_set(files)
     return results_path
@@ -560,12 +546,12 @@ def set_problem(results_path: Path) -> str | None:
     """Why the files beside a results file are not the set it records (an interrupted write, or
     a file changed by hand): the first run file or judgements copy whose sha256 differs."""
     try:
-        manifest = json.loads(results_path.read_text(encoding="utf-8")).get("manifest", {})
-    except (OSError, ValueError, AttributeError, RecursionError):
+        model = read_results(results_path).model
+    except (InputError, OSError):
         return f"{results_path.name} cannot be read"
-    recorded = dict(manifest.get("run_files") or {}) if isinstance(manifest, dict) else {}
-    if isinstance(manifest, dict) and isinstance(manifest.get("qrels_copy"), dict):
-        recorded["judgements copy"] = manifest["qrels_copy"]
+    recorded = dict(model.manifest_block("run_files"))
+    if model.manifest_block("qrels_copy"):
+        recorded["judgements copy"] = model.manifest_block("qrels_copy")
     for name, entry in sorted(recorded.items()):
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             return f"{results_path.name} records no path for {name}"
@@ -581,7 +567,7 @@ def _sample_comparisons(sample_path: Path, results: dict[str, Any]) -> tuple[Res
     with reading(sample_path):
         sample = read_results(sample_path)
         try:
-            return sample, sample_comparisons(sample.data, results)
+            return sample, sample_comparison_blocks(sample.data, results)
         except ValueError as error:
             raise InputError(f"cannot compare with the release sample: {error}",
                              path=display_path(sample_path)) from None
@@ -597,10 +583,10 @@ def results_are_current(options: EvaluationOptions) -> tuple[bool, str]:
     if not options.results_path.is_file():
         return False, f"{options.results_path.name} does not exist"
     try:
-        manifest = json.loads(options.results_path.read_text(encoding="utf-8"))["manifest"]
-    except (ValueError, KeyError, TypeError, RecursionError):
+        manifest = read_results(options.results_path).model.manifest
+    except (InputError, OSError):
         return False, f"{options.results_path.name} has no readable manifest"
-    if not isinstance(manifest, dict) or manifest.get("parameters") != options.parameters():
+    if not manifest or manifest.get("parameters") != options.parameters():
         return False, "parameters changed"
     problem = set_problem(options.results_path)
     if problem:

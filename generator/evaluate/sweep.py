@@ -91,7 +91,7 @@ def rerank_sweep(pairs_by_query: Mapping[str, Sequence[Pair]], models: Sequence[
     given), depth, max_length and precision (PRECISIONS' order).
 
     Each holds its settings, the cost label, p50/p95 per query (numpy's percentile, as
-    core.metrics.timing_summary), per-query and per-batch milliseconds, and `timings_from_depth`
+    results.builders.timing_summary), per-query and per-batch milliseconds, and `timings_from_depth`
     (None, or the deeper depth some of its queries' batch times were taken from exactly;
     `reused_queries` counts them). Depths beyond every query's candidates are cut to what a
     query has, as predict would score it.

@@ -10,7 +10,7 @@ downstream receives typed values and never re-reads the file, so every command t
 
 Every problem is one line, `readout.yaml:LINE: key: message`. `data` is a non-empty path; an
 empty `data:` is an error, never the working directory. A key or a value a message repeats is cut
-to generator.results.MAX_ECHO_CHARS characters, so no readout.yaml makes an unreadable line.
+to generator.errors.MAX_ECHO_CHARS characters, so no readout.yaml makes an unreadable line.
 
 The same rules, as a JSON Schema for editors and readers, ship as `config.schema.json` beside
 this module; docs/config.md is generated from it (generator.project.reference), and
@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import InputError
-from generator.core.options import EvaluationOptions, build_options, validate_evaluate_block
+from generator.core.options import RESULTS_FILE, RESULTS_NAME, EvaluationOptions, build_options, validate_evaluate_block
 from generator.core.data_source import identifier_of
 from generator.fileio import display_path, reading, resolved
 from generator.project.outputs import OutputSpec, parse_outputs
-from generator.results import MAX_ECHO_CHARS, clip, excerpt
+from generator.errors import MAX_ECHO_CHARS, clip, excerpt
 from generator.wording import label_problem
 from generator.safe_yaml import load_config_with_lines
 from generator.sandbox.config import SandboxConfig, validate_sandbox_block
@@ -127,6 +127,14 @@ class Project:
                              "generator/project/outputs.py)", path=display_path(self.config_path), field="outputs")
         return self.outputs
 
+    @property
+    def results_files(self) -> tuple[str, ...]:
+        """The results files the project declares: the release sample's, and (a BEIR project's)
+        the every-query file `evaluate.all_results` names."""
+        if self.kind != "beir":
+            return (RESULTS_NAME,)
+        return (RESULTS_NAME, str(self.evaluate.get("all_results", RESULTS_FILE["all"])))
+
     def require_kind(self, kind: str, command: str) -> None:
         if self.kind != kind:
             raise InputError(f"kind is {self.kind!r}; `readout {command}` needs kind: {kind}",
@@ -197,9 +205,14 @@ def _validated(root: Path, config: Any, shown: str) -> Project:
         raise InputError("a path cannot hold a NUL character", path=shown, field="data")
     outputs = parse_outputs(config["outputs"], shown) if config.get("outputs") is not None else None
     parameters, branches = validate_sandbox_block(config.get("sandbox"), shown)
-    return Project(root=root, title=config["title"].strip(), kind=kind, data=data, outputs=outputs,
-                   evaluate=validate_evaluate_block(config.get("evaluate"), shown),
-                   sandbox_parameters=parameters, sandbox_branches=branches)
+    project = Project(root=root, title=config["title"].strip(), kind=kind, data=data, outputs=outputs,
+                      evaluate=validate_evaluate_block(config.get("evaluate"), shown),
+                      sandbox_parameters=parameters, sandbox_branches=branches)
+    for name, spec in (outputs or {}).items():
+        if spec.table is not None and spec.table.file not in project.results_files:
+            raise InputError(f"{spec.table.file!r} is not a results file this project declares; choose one of "
+                             f"{', '.join(project.results_files)}", path=shown, field=f"outputs.{name}.table.file")
+    return project
 
 
 def _kind(value: Any) -> str:

@@ -8,6 +8,9 @@
           - {id: verdict, title: Verdict}
           - {id: results, title: Four rows, show: [table, deltas]}
         table:                         # the rows table, for sections that `show: [table]`
+          file: results.json           # which results file it shows (default results.json; or the
+                                       # every-query file, evaluate.all_results); its caption says
+                                       # which query set and how many queries
           rows: table                  # results path of the list of rows (default table)
           name: search                 # the field naming a row (default search)
           columns:
@@ -15,7 +18,8 @@
             - {path: p95_rerank_milliseconds, label: p95 (ms), format: ".1f",
                only: [hybrid+rerank], otherwise: no_rerank}       # one results value
             - {key: delta_nDCG@5_vs_dense, label: change, format: "+.3f",
-               interval: paired_vs_dense.nDCG@5}                  # {ci95_low, ci95_high}
+               interval: paired_vs_dense.nDCG@5}                  # {ci95_low, ci95_high} of the
+                                                 # row's comparison with dense (comparisons.<row>_vs_dense)
         charts:                        # HTML outputs only; a section shows them by kind
           quality_vs_time: {metrics: [nDCG@5], time: p95_rerank_milliseconds, time_row: hybrid+rerank}
           deltas: {baseline: dense, metrics: [nDCG@5], delta: "delta_{metric}_vs_dense",
@@ -41,7 +45,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from generator.core.options import RESULTS_NAME
 from generator.errors import InputError
+from generator.results.schema import CANDIDATE_DEPTH, DOCUMENTS, QUERIES, QUERY_SET, TABLE
 from generator.wording import label_problem
 
 # output name -> default file and template; a claim's `output` must be one of these names.
@@ -57,9 +63,9 @@ SECTION_KEYS = ("id", "title", "show")
 CHART_KINDS = ("quality_vs_time", "deltas")
 SECTION_BLOCKS = ("table", *CHART_KINDS, "provenance", "claims_by_kind", "decisions", "rerank_cost", "per_query",
                   "checked", "frontier", "all_pairs")
-TABLE_KEYS = ("rows", "name", "columns")
+TABLE_KEYS = ("file", "rows", "name", "columns")
 COLUMN_KEYS = ("label", "key", "path", "format", "only", "otherwise", "interval")
-DEFAULT_PROVENANCE = ("documents", "queries", "query_set", "candidate_depth", "manifest.platform",
+DEFAULT_PROVENANCE = (DOCUMENTS.name, QUERIES.name, QUERY_SET.name, CANDIDATE_DEPTH.name, "manifest.platform",
                       "manifest.threads", "manifest.started_at", "manifest.finished_at",
                       "manifest.reproduction.expected_hashes_match")
 
@@ -77,7 +83,8 @@ class ColumnSpec:
 
 @dataclass(frozen=True)
 class TableSpec:
-    rows: str = "table"
+    file: str = RESULTS_NAME        # the results file the table (and the charts drawn from it) reads
+    rows: str = TABLE.name
     name: str = "search"
     columns: tuple[ColumnSpec, ...] = ()
 
@@ -294,6 +301,9 @@ def _table(read: _Reader, where: str, raw: Any) -> TableSpec:
             only=tuple(only) if only is not None else None,
             otherwise=read.string(f"{here}.otherwise", item.get("otherwise", "not_applicable")),
             interval=read.string(f"{here}.interval", item["interval"]) if "interval" in item else None))
-    return TableSpec(rows=read.string(f"{where}.rows", raw.get("rows", "table")),
+    file = read.string(f"{where}.file", raw.get("file", RESULTS_NAME))
+    if "/" in file or "\\" in file or file.startswith(".") or not file.endswith(".json"):
+        raise read.error(f"{where}.file", "a results file name in outputs/, such as results.json")
+    return TableSpec(file=file, rows=read.string(f"{where}.rows", raw.get("rows", TABLE.name)),
                      name=read.string(f"{where}.name", raw.get("name", "search")),
                      columns=tuple(columns))

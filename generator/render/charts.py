@@ -26,11 +26,11 @@ from typing import Any, Callable
 
 from markupsafe import Markup
 
-from generator.project.outputs import DeltasChart, QualityVsTimeChart
+from generator.project.outputs import DeltasChart, QualityVsTimeChart, TableSpec
 from generator.render.doors import Door
 from generator.render.labels import Labels
 from generator.render.values import as_number, format_number
-from generator.results import MISSING, cost_block, lookup, parse_path
+from generator.results import MISSING, ResultsModel, cost_block, parse_path
 
 # One colour and one pattern per metric, wherever it is drawn. Others get a stable one by name.
 METRIC_STYLES: dict[str, tuple[str, str]] = {
@@ -102,11 +102,16 @@ def _legend(chart_id: str, metrics: tuple[str, ...], column_labels: dict[str, st
     return '<p class="legend">' + "".join(items) + "</p>"
 
 
-def _svg(chart_id: str, title: Any, description: Any, height: float, body: list[str], defs: str = "") -> str:
+def _svg(chart_id: str, title: Any, description: Any, height: float, body: list[str], defs: str = "",
+         sample: Any = None) -> str:
+    """The chart, its title above it (with the queries it is measured on, when known) and the same
+    title and a description for a screen reader."""
+    if sample is not None:
+        title = f'{title} <span class="sample">({sample})</span>'
     return (f'<p class="chart-title" aria-hidden="true">{title}</p>'
             f'<svg class="chart" width="100%" height="{_px(height)}" role="img" '
             f'aria-labelledby="{chart_id}-title {chart_id}-desc">'
-            f'<title id="{chart_id}-title">{title}</title><desc id="{chart_id}-desc">{description}</desc>'
+            f'<title id="{chart_id}-title">{Markup(title).striptags()}</title><desc id="{chart_id}-desc">{description}</desc>'
             f'{defs}{"".join(body)}</svg>')
 
 
@@ -142,7 +147,7 @@ def _row_rule(y: float) -> str:
 
 
 def quality(rows: list[dict], chart: QualityVsTimeChart, name_key: str, column_labels: dict[str, str], door: Door,
-            labels: Labels, chart_id: str = "chart-quality") -> Markup:
+            labels: Labels, chart_id: str = "chart-quality", sample: Any = None) -> Markup:
     """Per row, one bar per metric on a 0 to 1 axis."""
     metrics = chart.metrics
     ticks = [0.0, 0.25, 0.5, 0.75, 1.0]
@@ -169,7 +174,7 @@ def quality(rows: list[dict], chart: QualityVsTimeChart, name_key: str, column_l
         body.append(_row_rule(y - ROW_GAP / 2))
     body += _axis(y, [(t, format_number(t, ".2f")) for t in ticks], 0.0, 1.0, labels.axis_score, door)
     svg = _svg(chart_id, labels.chart_quality, labels.chart_quality_desc, y + 42, body,
-               _pattern_defs(chart_id, metrics))
+               _pattern_defs(chart_id, metrics), sample)
     return Markup(svg + _legend(chart_id, metrics, column_labels, door))
 
 
@@ -189,18 +194,18 @@ def _nice_ticks(high: float) -> list[float]:
     return [step * i for i in range(count + 1)]
 
 
-def _time_cost(results: dict, path: str) -> tuple[float | None, str]:
+def _time_cost(results: ResultsModel, path: str) -> tuple[float | None, str]:
     """The time value and how it was measured ("measured", "measured by shape", "not measured")."""
-    value = lookup(results, path)
+    value = results.lookup(path)
     number = as_number(value) if value is not MISSING else None
-    block = cost_block(results, parse_path(path))
+    block = cost_block(results.data, results.canonical(parse_path(path))[0])
     if number is None or (block is not None and block.get("measured") is False):
         return None, "not measured"
     return number, block["cost"] if block is not None else "measured"
 
 
-def time(rows: list[dict], results: dict, chart: QualityVsTimeChart, name_key: str, door: Door, labels: Labels,
-         budget: float | None = None, chart_id: str = "chart-time") -> Markup:
+def time(rows: list[dict], results: ResultsModel, chart: QualityVsTimeChart, name_key: str, door: Door, labels: Labels,
+         budget: float | None = None, chart_id: str = "chart-time", sample: Any = None) -> Markup:
     """Each row's p95 time per query on a millisecond axis of its own (log above two decades),
     with the latency budget as a line when a decision reads one."""
     time_ms, how = _time_cost(results, chart.time)
@@ -251,7 +256,7 @@ def time(rows: list[dict], results: dict, chart: QualityVsTimeChart, name_key: s
     tick_text = [(t, format_number(t, ",.0f") if t >= 1 else format_number(t, "g")) for t in ticks]
     axis_title = labels.axis_time_log if use_log else labels.axis_time
     body += _axis(y, tick_text, 0, 1, axis_title, door, scale=position)
-    svg = _svg(chart_id, labels.chart_time, labels.chart_time_desc, y + 42, body)
+    svg = _svg(chart_id, labels.chart_time, labels.chart_time_desc, y + 42, body, sample=sample)
     return Markup(svg)
 
 
@@ -263,13 +268,13 @@ def _symmetric_ticks(extent: float) -> list[float]:
     return [-top, -top / 2, 0.0, top / 2, top]
 
 
-def _delta_values(rows: list[dict], chart: DeltasChart, name_key: str) -> tuple[list, float]:
+def _delta_values(rows: list[dict], chart: DeltasChart, table: TableSpec, results: ResultsModel) -> tuple[list, float]:
     """Each row but the baseline: (name, measured, [(metric, delta, low, high)]); and the largest
     magnitude drawn."""
     drawn = []
     extent = 0.0
     for row in rows:
-        name = str(row.get(name_key, "?"))
+        name = str(row.get(table.name, "?"))
         if name == chart.baseline:
             continue
         measured = row.get("measured", True) is not False
@@ -278,7 +283,7 @@ def _delta_values(rows: list[dict], chart: DeltasChart, name_key: str) -> tuple[
             delta = as_number(row.get(chart.delta.format(metric=metric))) if measured else None
             low = high = None
             if chart.interval and delta is not None:
-                bounds = lookup(row, chart.interval.format(metric=metric))
+                bounds = results.lookup(f"{table.rows}[{table.name}={name}].{chart.interval.format(metric=metric)}")
                 if isinstance(bounds, dict):
                     low, high = as_number(bounds.get("ci95_low")), as_number(bounds.get("ci95_high"))
                     if low is None or high is None:
@@ -307,12 +312,13 @@ def _delta_bar(body: list[str], chart_id: str, metric: str, top: float, delta: f
     return shown
 
 
-def deltas(rows: list[dict], chart: DeltasChart, name_key: str, column_labels: dict[str, str], door: Door,
-           labels: Labels, method: str | None = None, chart_id: str = "chart-deltas") -> Markup:
+def deltas(rows: list[dict], chart: DeltasChart, table: TableSpec, results: ResultsModel, column_labels: dict[str, str],
+           door: Door, labels: Labels, method: str | None = None, chart_id: str = "chart-deltas",
+           sample: Any = None) -> Markup:
     """Signed change over the baseline per row and metric, on an axis centred on zero, with the
     paired interval as whiskers when the results hold one (its method named under the chart)."""
     metrics = chart.metrics
-    drawn, extent = _delta_values(rows, chart, name_key)
+    drawn, extent = _delta_values(rows, chart, table, results)
     ticks = _symmetric_ticks(extent or 0.01)
     top_tick = ticks[-1]
 
@@ -342,7 +348,7 @@ def deltas(rows: list[dict], chart: DeltasChart, name_key: str, column_labels: d
     body += _axis(y, [(t, format_number(t, "+.2f") if t else "0") for t in ticks], 0, 1,
                   door.join([labels.change_over, door.data(chart.baseline)]), door, scale=position)
     svg = _svg(chart_id, labels.chart_deltas, labels.chart_deltas_desc, y + 42, body,
-               _pattern_defs(chart_id, metrics))
+               _pattern_defs(chart_id, metrics), sample)
     note = ""
     if chart.interval:
         parts = [labels.whiskers_ci95] + ([door.data(method)] if method else [])
@@ -356,34 +362,26 @@ FRONTIER_HEIGHT = 260.0
 FRONTIER_TOP, FRONTIER_BOTTOM = 24.0, 200.0
 
 
-def _frontier_points(results: dict) -> tuple[list[dict], list[tuple[str, float, float]], str]:
+def _frontier_points(results: ResultsModel) -> tuple[list[dict], list[tuple[str, float, float]], str]:
     """The priced configurations, the measured rerank rows as (row, p95, own mean of the
     frontier's metric), and the metric."""
-    frontier = results.get("frontier") if isinstance(results.get("frontier"), dict) else {}
+    frontier = results.frontier or {}
     metric = str(frontier.get("metric", "nDCG@5"))
     configurations = [entry for entry in frontier.get("configurations", [])
                       if isinstance(entry, dict) and as_number(entry.get("p95_milliseconds")) is not None
                       and as_number(entry.get("ceiling")) is not None]
     measured = []
-    costs = [(None, results.get("rerank_cost"))]
-    if isinstance(results.get("rerank_costs"), dict):
-        costs += sorted(results["rerank_costs"].items())
-    first = next((entry.get("name") for entry in lookup(results, "manifest.rows") or []
-                  if isinstance(entry, dict) and entry.get("kind") == "rerank"), "hybrid+rerank") \
-        if isinstance(lookup(results, "manifest.rows"), list) else "hybrid+rerank"
-    for row, cost in costs:
-        row = row or first
-        if not isinstance(cost, dict) or cost.get("cost") != "measured":
+    for row, cost in results.rerank_costs.items():
+        if cost.get("cost") != "measured":
             continue
-        own = next((entry.get(metric) for entry in results.get("table", []) or []
-                    if isinstance(entry, dict) and entry.get("search") == row), None)
+        own = (results.row(row) or {}).get(metric)
         if as_number(own) is not None and as_number(cost.get("p95_milliseconds")) is not None:
             measured.append((row, float(cost["p95_milliseconds"]), float(own)))
     return configurations, measured, metric
 
 
-def frontier(results: dict, door: Door, labels: Labels, budget: float | None,
-             chart_id: str = "chart-frontier") -> Markup:
+def frontier(results: ResultsModel, door: Door, labels: Labels, budget: float | None,
+             chart_id: str = "chart-frontier", sample: Any = None) -> Markup:
     """Every priced configuration as a point, its p95 time per query on a logarithmic axis and
     the ceiling of its depth's candidates upward; the measured rerank rows as squares at their
     own score (a measured quality, not a ceiling); the budget as a dashed line."""
@@ -434,4 +432,5 @@ def frontier(results: dict, door: Door, labels: Labels, budget: float | None,
               f'<circle cx="7" cy="7" r="4" class="by-shape"/></svg>{labels.frontier_by_shape}</span>'
               f'<span class="key"><svg width="14" height="14" aria-hidden="true"><rect x="2" y="2" width="10" '
               f'height="10" class="measured"/></svg>{labels.frontier_measured_row}</span></p>')
-    return Markup(_svg(chart_id, labels.chart_frontier, labels.chart_frontier_desc, FRONTIER_HEIGHT, body) + legend)
+    return Markup(_svg(chart_id, labels.chart_frontier, labels.chart_frontier_desc, FRONTIER_HEIGHT, body,
+                       sample=sample) + legend)

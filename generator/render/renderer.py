@@ -38,8 +38,8 @@ from generator.render.orphans import Orphan, scan
 from generator.render.stamps import STAMP_NAME, Rendered, stale_outputs, stamp_text, template_hashes
 from generator.render.views import (SectionView, all_pairs_view, anchor, claim_views, claims_by_kind, decisions_view,
                                     order_view, frontier_view, per_query_view, provenance_view, rerank_cost_view,
-                                    table_view)
-from generator.results import RESULTS_NAME, Results, lookup, read_results
+                                    sample_view, table_view)
+from generator.results import RESULTS_NAME, Results, read_results
 
 
 def _environment(templates_dir: Path) -> Environment:
@@ -53,10 +53,12 @@ def _environment(templates_dir: Path) -> Environment:
         bytecode_cache=_SignedBytecode(default_memo()))
 
 
-def load_project_results(project: Project) -> Results:
-    path = project.outputs_dir / RESULTS_NAME
+def load_project_results(project: Project, name: str = RESULTS_NAME) -> Results:
+    """One results file the project declares (the release sample's by default)."""
+    path = project.outputs_dir / name
     with reading(path):
-        return read_results(path, missing="missing: run `readout evaluate` (or `readout build`) first")
+        return read_results(path, name, missing="missing: run `readout evaluate` (or `readout build`) first"
+                            if name == RESULTS_NAME else "missing: run `readout evaluate --queries all` to write it")
 
 
 @dataclass
@@ -70,6 +72,8 @@ class _Shared:
     config_hash: str
     flagged: bool
     queries_by_file: dict[str, Any]
+    # Every results file a table reads, by name (the release sample's among them).
+    table_files: dict[str, Results] = field(default_factory=dict)
 
 
 def render_outputs(project: Project, report: CheckReport, *, draft: bool = False) -> list[Rendered]:
@@ -84,7 +88,8 @@ def render_outputs(project: Project, report: CheckReport, *, draft: bool = False
     hashes = template_hashes(templates_dir)
     _refuse_hidden_characters(templates_dir, hashes)
     shared = _Shared(results, results_hashes, labels_path, label_texts, hashes, sha256_file(project.config_path),
-                     draft and not report.ok, _queries_by_file(project, report, results))
+                     draft and not report.ok, _queries_by_file(project, report, results),
+                     _table_files(project, specs.values(), results, results_hashes))
     env = _environment(templates_dir)
     rendered = []
     for spec in specs.values():
@@ -127,18 +132,20 @@ def _context(project: Project, report: CheckReport, spec: OutputSpec, shared: _S
                   "by_output": [(labels[f"trace_output_{name}"], door.data(f"{u}/{t}"))
                                 for name, (u, t) in report.by_output.items()]},
         "withdrawn": withdrawn,
-        "per_query": per_query_view(results.data, door),
-        "table": table_view(spec.table, results.data, door, labels) if spec.table else None,
-        "charts": _charts(spec, results.data, door, labels, _budget(report)) if spec.is_html else {},
-        "provenance": provenance_view(spec, report, results.data, shared.results_hashes, shared.template_hashes,
+        "per_query": per_query_view(results, door, labels),
+        "table": table_view(spec.table, shared.table_files[spec.table.file], door, labels) if spec.table else None,
+        "charts": _charts(spec, shared.table_files[(spec.table or TableSpec()).file], door, labels,
+                          _budget(report)) if spec.is_html else {},
+        "provenance": provenance_view(spec, report, results, shared.results_hashes, shared.template_hashes,
                                       shared.config_hash, door, labels),
         "claims_by_kind": claims_by_kind(report, door),
         "decisions": decisions_view(report, door, labels),
         "order": order_view(report, door, labels),
-        "rerank_cost": rerank_cost_view(results.data, door, labels, _budget(report)),
-        "frontier": frontier_view(results.data, door, labels, _budget(report)),
-        "all_pairs": all_pairs_view(results.data, door, labels),
-        "frontier_chart": charts.frontier(results.data, door, labels, _budget(report)) if spec.is_html else "",
+        "rerank_cost": rerank_cost_view(results, door, labels, _budget(report)),
+        "frontier": frontier_view(results, door, labels, _budget(report)),
+        "all_pairs": all_pairs_view(results, door, labels),
+        "frontier_chart": charts.frontier(results.model, door, labels, _budget(report),
+                                          sample=sample_view(results, door, labels)) if spec.is_html else "",
         "stamp_name": STAMP_NAME,
         "stamp": stamp_text(stamp),
     }
@@ -157,12 +164,25 @@ def _render_template(env: Environment, templates_dir: Path, template: str, conte
 
 def _queries_by_file(project: Project, report: CheckReport, results: Results) -> dict[str, Any]:
     """How many queries each cited results file was measured on, for the source notes."""
-    counts = {RESULTS_NAME: results.data.get("queries")}
+    counts = {RESULTS_NAME: results.model.queries}
     for name in report.inputs_sha256:
         if name not in counts and (project.outputs_dir / name).is_file():
             with reading(project.outputs_dir / name):
-                counts[name] = read_results(project.outputs_dir / name, name).data.get("queries")
+                counts[name] = read_results(project.outputs_dir / name, name).model.queries
     return counts
+
+
+def _table_files(project: Project, specs: Iterable[OutputSpec], results: Results,
+                 results_hashes: dict[str, str]) -> dict[str, Results]:
+    """The results file each output's table reads (readout.yaml `table.file`), each read once; a
+    file other than the release sample's is stamped into the outputs like any other input."""
+    files = {RESULTS_NAME: results}
+    for spec in specs:
+        name = (spec.table or TableSpec()).file
+        if name not in files:
+            files[name] = load_project_results(project, name)
+            results_hashes.setdefault(name, files[name].sha256)
+    return files
 
 
 def _budget(report: CheckReport) -> float | None:
@@ -202,20 +222,24 @@ def _flags(report: CheckReport, door: Door, labels: Labels) -> list[Any]:
     return flags
 
 
-def _charts(spec: OutputSpec, results: dict, door: Door, labels: Labels, budget: float | None) -> dict[str, Any]:
+def _charts(spec: OutputSpec, results: Results, door: Door, labels: Labels, budget: float | None) -> dict[str, Any]:
+    """The charts of an output, drawn from the results file its table reads; each says which
+    queries and how many (generator.render.views.sample_view)."""
     table = spec.table or TableSpec()
-    rows = lookup(results, table.rows)
+    rows = results.model.lookup(table.rows)
     rows = rows if isinstance(rows, list) else []
     column_labels = {c.key: c.label for c in table.columns if c.key}
+    sample = sample_view(results, door, labels)
     drawn = {}
     if spec.quality_vs_time is not None:
         drawn["quality_vs_time"] = (
-            charts.quality(rows, spec.quality_vs_time, table.name, column_labels, door, labels)
-            + charts.time(rows, results, spec.quality_vs_time, table.name, door, labels, budget))
+            charts.quality(rows, spec.quality_vs_time, table.name, column_labels, door, labels, sample=sample)
+            + charts.time(rows, results.model, spec.quality_vs_time, table.name, door, labels, budget, sample=sample))
     if spec.deltas is not None:
-        method = lookup(results, "manifest.uncertainty.interval.kind")
-        drawn["deltas"] = charts.deltas(rows, spec.deltas, table.name, column_labels, door, labels,
-                                        method if isinstance(method, str) else None)
+        method = results.model.manifest_block("uncertainty").get("interval")
+        kind = method.get("kind") if isinstance(method, dict) else None
+        drawn["deltas"] = charts.deltas(rows, spec.deltas, table, results.model, column_labels, door, labels,
+                                        kind if isinstance(kind, str) else None, sample=sample)
     return drawn
 
 

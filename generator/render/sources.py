@@ -13,29 +13,36 @@ from typing import Any
 
 from generator.claims.design import reduce_markdown
 from generator.claims.evidence import Evidence
-from generator.results import PathSyntaxError, parse_path
+from generator.results import PathSyntaxError, Step, parse_path
+from generator.results.schema import (BY_NAME, CANDIDATE_DEPTH, COMPARISONS, DIAGNOSIS, FORMER_NAMES, MANIFEST, P95_RERANK,
+                                      PER_QUERY, QUERY_SET, RERANK_COSTS, RERANK_MILLISECONDS,
+                                      SAME_CANDIDATES, TABLE, FIGURE_KINDS, Block, locate)
 
 # Keys spelled out for a reader; any other key is shown with its underscores as spaces.
 _WORDS = {
     "ci95_low": "interval low end", "ci95_high": "interval high end", "p_value": "sign-flip p-value",
     "p95_milliseconds": "p95 ms per query", "p50_milliseconds": "p50 ms per query",
-    "p95_rerank_milliseconds": "p95 rerank ms per query", "pairs_per_second": "pairs per second",
-    "not_measured_reason": "reason it was not measured", "same_50_rows_after_rerank": "same candidates after reranking",
-    "rerank_cost": "reranker cost", "candidate_depth": "candidate depth", "query_set": "query set",
-    "headroom": "headroom", "ceiling": "ceiling", "row": "own mean", "delta": "change",
+    P95_RERANK.name: "p95 rerank ms per query", "pairs_per_second": "pairs per second",
+    "not_measured_reason": "reason it was not measured", SAME_CANDIDATES.name: "same candidates after reranking",
+    RERANK_COSTS.name: "reranker cost", CANDIDATE_DEPTH.name: "candidate depth", QUERY_SET.name: "query set",
+    "row": "own mean", "delta": "change",
 }
-# Values measured over a query sample (the count is said with them); counts and identities are not.
-_OVER_QUERIES = {"table", "comparisons", "ceiling", "diagnosis_summary", "rerank_cost", "comparison_300",
-                 "comparison_300_by_row", "p95_rerank_milliseconds"}
 # What no file holds the evidence for: a time, a load, a clock. `check` holds such figures to each
 # other (p50 <= p95, one entry per query, totals that agree) but cannot recompute them, and the
 # reader is told so.
 RECORDED_ONLY = {"p95_milliseconds", "p50_milliseconds", "max_milliseconds", "mean_milliseconds", "pairs_per_second",
                  "per_query_milliseconds", "per_query_cpu_seconds", "per_query_load_average",
-                 "cpu_seconds_per_wall_second", "p95_rerank_milliseconds", "rerank_milliseconds", "started_at",
+                 "cpu_seconds_per_wall_second", P95_RERANK.name, RERANK_MILLISECONDS.name, "started_at",
                  "finished_at", "dense_encode_seconds", "total_seconds"}
 # Keys that only group what follows: dropped from the sentence.
-_SILENT = {"table", "metrics", "rows", "manifest", "comparisons"}
+_SILENT = {TABLE.name, COMPARISONS.name, MANIFEST.name, "metrics", "rows"}
+
+
+def _block(steps: tuple) -> Block | None:
+    """The block a path is in, in either format's spelling."""
+    if not steps or steps[0].kind != "key":
+        return None
+    return BY_NAME.get(steps[0].key) or BY_NAME.get(FORMER_NAMES.get(steps[0].key, ""))
 
 
 def _key_words(key: str) -> str:
@@ -66,9 +73,10 @@ def describe_path(path: str) -> str:
             words.append(f"item {step.index + 1}")
         elif step.key not in _SILENT:
             words.append(_key_words(step.key))
-    if steps and steps[0].kind == "key" and steps[0].key in ("per_query", "per_topic") and len(steps) > 2:
-        # per_query.<row>.<query>.<metric> reads better as "<row> <metric> on query <query>"
-        words = [words[1], *words[3:], f"on query {words[2]}"] if len(words) > 3 else words
+    block = _block(steps)
+    if block in (PER_QUERY, DIAGNOSIS) and len(steps) > 3 and all(step.kind == "key" for step in steps[:3]):
+        # <block>.<row>.<query>.<rest> reads better as "<row> <rest> on query <query>"
+        words = [words[1], *words[3:], f"on query {words[2]}"]
     return " ".join(word for word in words if word) or path
 
 
@@ -91,12 +99,20 @@ def short_value(value: Any) -> str:
 
 
 def measured_sentence(evidence: Evidence, queries: Any) -> str:
-    """"hybrid nDCG@5 on 20 queries = 0.6285" (the count when the file says how many queries)."""
+    """"hybrid nDCG@5 on 20 queries = 0.6285" (the count when the file says how many queries and the
+    value's block is measured over them, as the schema declares)."""
     path = evidence.path or ""
     described = describe_path(path)
-    first = path.split(".")[0].split("[")[0]
-    if (isinstance(queries, int) and not isinstance(queries, bool) and "on query" not in described
-            and first in _OVER_QUERIES and not isinstance(evidence.value, (str, bool))):
+    try:
+        steps = parse_path(path)
+    except PathSyntaxError:
+        steps = ()
+    block = _block(steps)
+    location = locate((Step("key", key=block.name), *steps[1:])) if block is not None else None
+    over_queries = (location is not None and location.query is None and location.block.over_queries
+                    and location.kind in FIGURE_KINDS)
+    if isinstance(queries, int) and not isinstance(queries, bool) and over_queries and "on query" not in described \
+            and not isinstance(evidence.value, (str, bool)):
         described += f" on {queries:,} queries"
     recorded = " (recorded, not re-derivable)" if _recorded_only(path) else ""
     return f"{described} = {short_value(evidence.value)}{recorded}"

@@ -17,12 +17,12 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from generator.claims.triggers import evaluate_trigger, read_design_rules
-from generator.core.frontier import cheapest_within, within_budget
 from generator.core.options import RESULTS_FILE
 from generator.errors import InputError
 from generator.fileio import atomic_write_text, display_path
 from generator.project import Project, load_project
-from generator.results import RESULTS_NAME, read_results
+from generator.results import RESULTS_NAME, Results, read_results
+from generator.results.model import cheapest_within, within_budget
 
 TEMPLATE = "readme-summary.md.j2"
 BEGIN = "<!-- readme-summary: generated from the results by `python -m generator.render.summary`; do not edit -->\n"
@@ -53,13 +53,18 @@ def short_model(name: str) -> str:
     return name.rsplit("/", 1)[-1]
 
 
-def _metric(data: dict[str, Any], comparison: str, where: str) -> dict[str, Any]:
-    try:
-        block = data["comparisons"][comparison]["metrics"]["nDCG@5"]
-    except (KeyError, TypeError):
-        raise InputError(f"no measured nDCG@5 comparison {comparison}", path=where,
-                         field=f"comparisons.{comparison}") from None
+def _metric(results: Results, row: str, baseline: str, where: str) -> dict[str, Any]:
+    block = results.model.paired(row, baseline).get("nDCG@5")
+    if block is None:
+        raise InputError(f"no measured nDCG@5 comparison of {row} with {baseline}", path=where)
     return block
+
+
+def _p95(results: Results, row: str, where: str) -> float:
+    cost = results.model.cost(row)
+    if cost is None or not isinstance(cost.get("p95_milliseconds"), (int, float)):
+        raise InputError(f"no p95 time of {row}", path=where)
+    return float(cost["p95_milliseconds"])
 
 
 def summary_context(project: Project) -> dict[str, Any]:
@@ -73,20 +78,20 @@ def summary_context(project: Project) -> dict[str, Any]:
         raise InputError(f"no decision {DECISION} with a trigger", path=display_path(project.design_dir))
     decision = evaluate_trigger(trigger, rules.budgets, sample, None, display_path(project.design_dir))
     budget = rules.budgets[BUDGET].value
-    frontier = sample.data.get("frontier") or {"configurations": []}
+    frontier = sample.model.frontier or {"configurations": []}
     sample_where, all_where = display_path(sample.path), display_path(everything.path)
     return {
         "decision": decision, "budget": budget,
-        "sample": sample.data, "everything": everything.data,
-        "rerank": _metric(sample.data, f"{RERANK_ROW}_vs_hybrid", sample_where),
-        "int8": _metric(sample.data, f"{INT8_ROW}_vs_hybrid", sample_where),
-        "rerank_p95": sample.data["rerank_cost"]["p95_milliseconds"],
-        "int8_p95": sample.data["rerank_costs"][INT8_ROW]["p95_milliseconds"],
+        "sample_queries": sample.model.queries, "everything_queries": everything.model.queries,
+        "rerank": _metric(sample, RERANK_ROW, "hybrid", sample_where),
+        "int8": _metric(sample, INT8_ROW, "hybrid", sample_where),
+        "rerank_p95": _p95(sample, RERANK_ROW, sample_where),
+        "int8_p95": _p95(sample, INT8_ROW, sample_where),
         "configurations": len(frontier["configurations"]),
         "fitting": len(within_budget(frontier, budget)),
         "cheapest": cheapest_within(frontier, budget),
-        "everything_rerank": _metric(everything.data, f"{RERANK_ROW}_vs_hybrid", all_where),
-        "everything_hybrid": _metric(everything.data, "hybrid_vs_dense", all_where),
+        "everything_rerank": _metric(everything, RERANK_ROW, "hybrid", all_where),
+        "everything_hybrid": _metric(everything, "hybrid", "dense", all_where),
     }
 
 

@@ -17,7 +17,7 @@ from generator.render.sources import design_quote, measured_sentence, short_valu
 from generator.render.doors import Door
 from generator.render.labels import Labels
 from generator.render.values import format_number, raw_json
-from generator.results import MISSING, RESULTS_NAME, lookup
+from generator.results import MISSING, RESULTS_NAME, Results, ResultsModel
 
 
 @dataclass
@@ -128,24 +128,39 @@ def claim_views(spec: OutputSpec, report: CheckReport, door: Door, labels: Label
     return views, withdrawn
 
 
-def _table_word(value: object, where: str) -> str:
+def _table_word(value: object, where: str, file: str = RESULTS_NAME) -> str:
     """A text value from results that a table shows as a word: checked like a label."""
     text = str(value)
     problem = data_text_problem(text)
     if problem:
-        raise InputError(f"cannot show {text[:60]!r} in a table: {problem}", path=RESULTS_NAME, field=where)
+        raise InputError(f"cannot show {text[:60]!r} in a table: {problem}", path=file, field=where)
     return text
 
 
-def table_view(table: TableSpec, results: dict, door: Door, labels: Labels) -> dict:
-    rows_raw = lookup(results, table.rows)
+_QUERY_SET_LABELS = {"sample": "query_set_sample", "all": "query_set_all"}
+
+
+def sample_view(results: Results, door: Door, labels: Labels) -> Any:
+    """Which queries a table or chart is measured on, and how many: "release sample, 20 queries"
+    (the file's own name where its query set has no label). None when the file does not say."""
+    count = results.model.queries
+    if count is None:
+        return None
+    key = _QUERY_SET_LABELS.get(results.model.query_set or "")
+    which = labels[key] if key else door.code(results.name)
+    return door.join([which, door.join([door.data(f"{count:,}"), labels.queries_unit])], ", ")
+
+
+def table_view(table: TableSpec, results: Results, door: Door, labels: Labels) -> dict:
+    model = results.model
+    rows_raw = model.lookup(table.rows)
     if not isinstance(rows_raw, list):
-        raise InputError(f"no list of rows at {table.rows!r}", path=RESULTS_NAME, field=table.rows)
+        raise InputError(f"no list of rows at {table.rows!r}", path=results.name, field=table.rows)
     rows = []
     for row in rows_raw:
         if not isinstance(row, dict):
-            raise InputError("a row must be an object", path=RESULTS_NAME, field=table.rows)
-        name = _table_word(row.get(table.name, "?"), f"{table.rows}[].{table.name}")
+            raise InputError("a row must be an object", path=results.name, field=table.rows)
+        name = _table_word(row.get(table.name, "?"), f"{table.rows}[].{table.name}", results.name)
         measured = row.get("measured", True) is not False
         cells = []
         for column in table.columns:
@@ -156,24 +171,25 @@ def table_view(table: TableSpec, results: dict, door: Door, labels: Labels) -> d
             if not measured:
                 cells.append({"value": labels.not_measured, "interval": None, "missing": True})
                 continue
-            value = row.get(column.key, MISSING) if column.key else lookup(results, column.path)
+            value = row.get(column.key, MISSING) if column.key else model.lookup(column.path)
             if value is MISSING or value is None:
                 cells.append({"value": labels.not_measured if value is None else labels.missing,
                               "interval": None, "missing": True})
                 continue
             if column.interval:
-                bounds = lookup(row, column.interval)
+                bounds = model.lookup(f"{table.rows}[{table.name}={name}].{column.interval}")
                 if isinstance(bounds, dict) and isinstance(bounds.get("ci95_low"), (int, float)) \
                         and isinstance(bounds.get("ci95_high"), (int, float)):
                     interval = door.interval(door.data(format_number(bounds["ci95_low"], column.format)),
                                              door.data(format_number(bounds["ci95_high"], column.format)))
             if isinstance(value, str):
-                value = _table_word(value, f"{table.rows}[search={name}].{column.key or column.path}")
+                value = _table_word(value, f"{table.rows}[{table.name}={name}].{column.key or column.path}",
+                                    results.name)
             cells.append({"value": door.data(format_number(value, column.format)), "interval": interval,
                           "missing": False, "text": isinstance(value, str)})
         reason = row.get("not_measured_reason") if not measured else None
         if reason:
-            reason = _table_word(reason, f"{table.rows}[search={name}].not_measured_reason")
+            reason = _table_word(reason, f"{table.rows}[{table.name}={name}].not_measured_reason", results.name)
         rows.append({"name": door.data(name), "measured": measured, "cells": cells,
                      "reason": door.data(reason) if reason else None})
     has_intervals = any(cell["interval"] is not None for row in rows for cell in row["cells"])
@@ -181,21 +197,18 @@ def table_view(table: TableSpec, results: dict, door: Door, labels: Labels) -> d
     text_columns = [all(row["cells"][index].get("text", True) for row in rows if not row["cells"][index]["missing"])
                     and any(not row["cells"][index]["missing"] for row in rows)
                     for index in range(len(table.columns))]
-    gains = _graded_gains(results)
+    gains = _graded_gains(model)
     return {"columns": [door.data(_column_label(column, gains, labels)) for column in table.columns], "rows": rows,
-            "has_intervals": has_intervals, "text_columns": text_columns}
+            "has_intervals": has_intervals, "text_columns": text_columns, "sample": sample_view(results, door, labels)}
 
 
-def _graded_gains(results: dict) -> dict[str, str]:
+def _graded_gains(model: ResultsModel) -> dict[str, str]:
     """{metric name: its nDCG gain} when the judgements are graded (more than one positive
     grade), where the gain changes the figure; empty on binary judgements such as SciFact's."""
-    manifest = results.get("manifest") if isinstance(results.get("manifest"), dict) else {}
-    copy = manifest.get("qrels_copy") if isinstance(manifest.get("qrels_copy"), dict) else {}
-    grades = copy.get("positive_grades")
-    metrics = manifest.get("metrics") if isinstance(manifest.get("metrics"), dict) else {}
+    grades = model.positive_grades
     if not isinstance(grades, list) or len(grades) < 2:
         return {}
-    return {name: entry["gain"] for name, entry in metrics.items()
+    return {name: entry["gain"] for name, entry in model.manifest_block("metrics").items()
             if isinstance(entry, dict) and entry.get("measure") == "ndcg" and entry.get("gain") in GAIN_LABELS}
 
 
@@ -214,12 +227,13 @@ def _column_label(column: Any, gains: dict[str, str], labels: Labels) -> str:
     return f"{column.label} ({', '.join(labels.raw(GAIN_LABELS[gain]) for gain in found)})"
 
 
-def provenance_view(spec: OutputSpec, report: CheckReport, results: dict, results_hashes: dict[str, str],
+def provenance_view(spec: OutputSpec, report: CheckReport, results: Results, results_hashes: dict[str, str],
                     template_hashes: dict[str, str], config_hash: str, door: Door, labels: Labels) -> list[dict]:
     def pairs(items: Iterable[tuple[str, Any]]) -> list[tuple[Any, Any]]:
         return [(door.code(key), door.code(value if isinstance(value, str) else raw_json(value)))
                 for key, value in items]
 
+    model = results.model
     groups = []
     hashes = [("claims/ledger.yaml", report.ledger_sha256),
               ("design freeze", report.design_freeze_sha256 or "none")]
@@ -227,8 +241,7 @@ def provenance_view(spec: OutputSpec, report: CheckReport, results: dict, result
     hashes += [("readout.yaml", config_hash)]
     groups.append({"title": labels.hashes, "rows": pairs(hashes)})
     groups.append({"title": labels.templates, "rows": pairs(sorted(template_hashes.items()))})
-    manifest = results.get("manifest") if isinstance(results.get("manifest"), dict) else {}
-    models = manifest.get("models") if isinstance(manifest.get("models"), dict) else {}
+    models = model.manifest_block("models")
     model_rows = []
     for role in sorted(models):
         info = models[role]
@@ -240,17 +253,17 @@ def provenance_view(spec: OutputSpec, report: CheckReport, results: dict, result
             model_rows.append((role, info))
     if model_rows:
         groups.append({"title": labels.models, "rows": pairs(model_rows)})
-    packages = manifest.get("packages") if isinstance(manifest.get("packages"), dict) else {}
+    packages = model.manifest_block("packages")
     if packages:
         groups.append({"title": labels.packages, "rows": pairs(sorted(packages.items()))})
-    inputs = manifest.get("inputs") if isinstance(manifest.get("inputs"), dict) else {}
+    inputs = model.manifest_block("inputs")
     input_rows = []
     for name in sorted(inputs):
         info = inputs[name]
         input_rows.append((name, info.get("sha256", raw_json(info)) if isinstance(info, dict) else info))
     if input_rows:
         groups.append({"title": labels.inputs, "rows": pairs(input_rows)})
-    run_rows = [(path, value) for path in spec.provenance if (value := lookup(results, path)) is not MISSING]
+    run_rows = [(path, value) for path in spec.provenance if (value := model.lookup(path)) is not MISSING]
     if run_rows:
         groups.append({"title": labels.run, "rows": pairs(run_rows)})
     return groups
@@ -374,16 +387,13 @@ def _status_label(status: str, labels: Labels, door: Door, where: str) -> Any:
                                                             f"{extrapolated.group(2)})")], " ")
 
 
-def rerank_cost_view(results: dict, door: Door, labels: Labels, budget: float | None) -> list[dict]:
+def rerank_cost_view(results: Results, door: Door, labels: Labels, budget: float | None) -> list[dict]:
     """Each reranker's cost with how it was measured, impossible to miss: measured, measured by
     shape (its architecture with random weights, every layer or extrapolated from a few), or not
-    measured; and its quality's status. The first rerank row's (`rerank_cost`) first, then each
-    further row's (`rerank_costs.ROW`)."""
-    blocks = [("rerank_cost", None, results.get("rerank_cost"))]
-    further = results.get("rerank_costs")
-    if isinstance(further, dict):
-        blocks += [(f"rerank_costs.{row}", row, cost) for row, cost in sorted(further.items())]
-    return [view for where, row, cost in blocks if (view := _cost_view(where, row, cost, door, labels, budget))]
+    measured; and its quality's status. The reranker under decision first, then the others by name."""
+    sample = sample_view(results, door, labels)
+    return [{**view, "sample": sample} for row, cost in results.model.rerank_costs.items()
+            if (view := _cost_view(f"rerank_costs.{row}", row, cost, door, labels, budget))]
 
 
 def _cost_view(where: str, row: str | None, cost: Any, door: Door, labels: Labels,
@@ -418,11 +428,11 @@ def _cost_view(where: str, row: str | None, cost: Any, door: Door, labels: Label
             "caption": door.join([labels.reranker_cost, door.code(row)], ": ") if row else labels.reranker_cost}
 
 
-def frontier_view(results: dict, door: Door, labels: Labels, budget: float | None) -> dict | None:
+def frontier_view(results: Results, door: Door, labels: Labels, budget: float | None) -> dict | None:
     """The reranker frontier as a table, cheapest p95 first: each configuration's setting, its p95
     priced by shape, whether it fits the budget, and the ceiling and headroom of its depth."""
-    frontier = results.get("frontier")
-    if not isinstance(frontier, dict) or not isinstance(frontier.get("configurations"), list):
+    frontier = results.model.frontier
+    if frontier is None or not isinstance(frontier.get("configurations"), list):
         return None
     rows = []
     for entry in frontier["configurations"]:
@@ -438,15 +448,16 @@ def frontier_view(results: dict, door: Door, labels: Labels, budget: float | Non
                      "headroom": door.data(format_number(entry.get("headroom"), "+.3f")),
                      "how": _status_label(str(entry.get("cost")), labels, door, "frontier.cost")})
     return {"rows": rows, "metric": door.data(str(frontier.get("metric"))), "over": door.code(str(frontier.get("over"))),
-            "over_mean": door.data(format_number(frontier.get("over_mean"), ".3f"))}
+            "over_mean": door.data(format_number(frontier.get("over_mean"), ".3f")),
+            "sample": sample_view(results, door, labels)}
 
 
-def all_pairs_view(results: dict, door: Door, labels: Labels) -> list[dict] | None:
+def all_pairs_view(results: Results, door: Door, labels: Labels) -> list[dict] | None:
     """One table per metric of the all_pairs block: each pair's change, its own paired interval,
     its p-value and Holm's, and whether it is clear of zero after the correction; the clearest
     pairs first, then by name."""
-    block = results.get("all_pairs")
-    if not isinstance(block, dict) or not isinstance(block.get("metrics"), dict):
+    block = results.model.all_pairs
+    if block is None or not isinstance(block.get("metrics"), dict):
         return None
     tables = []
     for metric, family in block["metrics"].items():
@@ -465,31 +476,31 @@ def all_pairs_view(results: dict, door: Door, labels: Labels) -> list[dict] | No
                  "cleared_class": "fits" if entry.get("distinguishable_holm") else ""}
                 for _, entry in entries]
         tables.append({"metric": door.data(str(metric)), "rows": rows,
-                       "family": door.data(str(family.get("family", len(rows))))})
+                       "family": door.data(str(family.get("family", len(rows)))),
+                       "sample": sample_view(results, door, labels)})
     return tables or None
 
 
-def per_query_view(results: dict, door: Door, baseline: str = "dense") -> dict | None:
+def per_query_view(results: Results, door: Door, labels: Labels) -> dict | None:
     """Every query of the sample with each measured row's nDCG@5 and Recall@5 (the change over the
     baseline beside them) and the candidate diagnosis, the queries with the largest change first."""
-    per_query = results.get("per_query")
-    table = results.get("table")
-    query_ids = results.get("manifest", {}).get("query_ids") if isinstance(results.get("manifest"), dict) else None
-    if not isinstance(per_query, dict) or not isinstance(table, list) or not isinstance(query_ids, list):
+    model = results.model
+    query_ids = model.query_ids
+    baseline = model.roles.baseline
+    rows = [row for row in model.measured_rows if model.per_query(row)]
+    values = {row: model.per_query(row) for row in rows}
+    if not rows or not query_ids:
         return None
-    rows = [row["search"] for row in table if isinstance(row, dict) and row.get("measured", True) is not False
-            and row.get("search") in per_query]
     metrics = [name for name in ("nDCG@5", "recall@5")
-               if all(isinstance(per_query[row].get(q, {}).get(name), (int, float)) for row in rows for q in query_ids)]
-    if not rows or not metrics:
+               if all(isinstance(values[row].get(q, {}).get(name), (int, float)) for row in rows for q in query_ids)]
+    if not metrics:
         return None
-    texts = results.get("query_texts") if isinstance(results.get("query_texts"), dict) else {}
-    diagnosis = results.get("diagnosis") if isinstance(results.get("diagnosis"), dict) else {}
+    texts = model.query_texts
 
     def change(row: str, query: str, metric: str) -> float:
-        if row == baseline or baseline not in per_query:
+        if row == baseline or baseline not in values:
             return 0.0
-        return float(per_query[row][query][metric]) - float(per_query[baseline][query][metric])
+        return float(values[row][query][metric]) - float(values[baseline][query][metric])
 
     order = sorted(range(len(query_ids)), key=lambda i: (-max(abs(change(r, query_ids[i], metrics[0])) for r in rows), i))
     view_rows = []
@@ -498,19 +509,18 @@ def per_query_view(results: dict, door: Door, baseline: str = "dense") -> dict |
         cells = []
         for metric in metrics:
             for row in rows:
-                value = format_number(per_query[row][query][metric], ".3f")
+                value = format_number(values[row][query][metric], ".3f")
                 delta = change(row, query, metric)
                 sign = "win" if delta > 1e-12 else "loss" if delta < -1e-12 else "tie"
-                if row != baseline and baseline in per_query:
+                if row != baseline and baseline in values:
                     value += f" ({format_number(delta, '+.3f')})"
                     cells.append({"value": door.data(value), "sign": sign})
                 else:
                     cells.append({"value": door.data(value), "sign": "base"})
-        verdicts = [f"{row}: {diagnosis[row][query]['diagnosis']}" for row in rows
-                    if isinstance(diagnosis.get(row), dict) and isinstance(diagnosis[row].get(query), dict)
-                    and isinstance(diagnosis[row][query].get("diagnosis"), str)]
+        verdicts = [f"{row}: {entry['diagnosis']}" for row in rows
+                    if isinstance((entry := model.diagnosis(row).get(query, {})).get("diagnosis"), str)]
         text = texts.get(query, "")
         view_rows.append({"id": door.data(query), "text": door.data(text if len(text) <= 160 else text[:157] + "..."),
                           "cells": cells, "diagnosis": door.data("; ".join(verdicts))})
     columns = [door.data(f"{row} {metric}") for metric in metrics for row in rows]
-    return {"columns": columns, "rows": view_rows}
+    return {"columns": columns, "rows": view_rows, "sample": sample_view(results, door, labels)}

@@ -45,7 +45,10 @@ from typing import Any, Mapping, Sequence
 from generator.errors import InputError
 from generator.core.diagnosis import diagnose, ndcg_verdict
 from generator.core.fusion import min_max_fusion
-from generator.core.metrics import Metric, macro_mean
+from generator.core.metrics import Metric
+from generator.results.builders import (RowRun, per_query_block, ranked_ids, sandbox_document, table_block,
+                                        topic_diagnosis_entry)
+from generator.results.model import ResultsModel, SandboxFigures, sandbox_figures
 from generator.sandbox.bm25 import BM25Index, document_tokens, tokenize
 from generator.sandbox.inputs import LEDGER_STAGES, SandboxInputs
 
@@ -142,33 +145,36 @@ def run_pipeline(inputs: SandboxInputs, parameters: Mapping[str, Any]) -> Sandbo
         ranked, query_details[topic_id], bm25_top5[topic_id] = _rank_topic(topic, inputs, index, tokens, parameters)
         for name, ranking in zip(RUN_ORDER, ranked):
             runs[name][topic_id] = ranking
-    per_topic, error_rows, table = _score_runs(runs, inputs, k)
+    topic_ids = [topic["topic_id"] for topic in inputs.topics]
+    metrics = metrics_for(k)
+    per_query = per_query_block({name: ranked_ids(runs[name], topic_ids) for name in RUN_ORDER}, inputs.qrels,
+                                topic_ids, metrics)
+    diagnosis = {name: {t: topic_diagnosis_entry(runs[name][t], inputs.qrels[t], k) for t in topic_ids}
+                 for name in RUN_ORDER}
     same_set = all(sorted(d for d, _ in runs["reranked"][t]) == sorted(d for d, _ in runs["hybrid"][t])
                    for t in runs["hybrid"])
     top_unchanged = all([d for d, _ in runs["reranked"][t][:k]] == [d for d, _ in runs["hybrid"][t][:k]]
                         for t in runs["hybrid"])
     funnel = acquisition_funnel(inputs.ledger)
-    lengths = {doc_id: index.lengths[doc_id] for doc_id in index.doc_ids}
-    results = {
-        "status": "valid",
-        "documents": len(inputs.corpus),
-        "topics": len(inputs.topics),
-        "positive_judgements": sum(1 for grades in inputs.qrels.values() for g in grades.values() if g > 0),
-        "parameters": dict(parameters),
-        "table": table,
-        "per_topic": per_topic,
-        "token_lengths": lengths,
-        "mean_token_length": index.average_length,
-        "queries": query_details,
-        "bm25_top5": bm25_top5,
-        "opaque_run": {"model_identity": inputs.opaque_metadata.get("model_identity"),
-                       "metadata": inputs.opaque_metadata},
-        "reranker": {"feature": RERANK_FEATURE, "weight": parameters["rerank_weight"],
-                     "same_set_as_hybrid": same_set, f"top_{k}_unchanged": top_unchanged},
-        "funnel": funnel,
-        "runs": dict(RUN_FILES),
-    }
-    return SandboxResult(results, runs, error_rows, stage_boundary(results))
+    results = sandbox_document(
+        documents=len(inputs.corpus), queries=len(inputs.topics),
+        positive_judgements=sum(1 for grades in inputs.qrels.values() for g in grades.values() if g > 0),
+        parameters=dict(parameters),
+        table=table_block([RowRun(name, RUN_LABELS[name], runs[name]) for name in RUN_ORDER], per_query, topic_ids,
+                          metrics, None, describe="label"),
+        per_query=per_query, diagnosis=diagnosis,
+        token_lengths={doc_id: index.lengths[doc_id] for doc_id in index.doc_ids},
+        mean_token_length=index.average_length, query_details=query_details, bm25_top5=bm25_top5,
+        opaque_run={"model_identity": inputs.opaque_metadata.get("model_identity"), "metadata": inputs.opaque_metadata},
+        reranker={"feature": RERANK_FEATURE, "weight": parameters["rerank_weight"], "same_set_as_hybrid": same_set,
+                  f"top_{k}_unchanged": top_unchanged},
+        funnel=funnel, runs=dict(RUN_FILES))
+    error_rows = [{"topic_id": t, "run": name, "relevant": found.relevant, "top": found.top, "misses": found.misses,
+                   "not_in_candidates": found.not_in_candidates, "recall": found.recall, "ndcg": found.ndcg,
+                   "diagnosis": ndcg_verdict(found)}
+                  for name in RUN_ORDER for t in topic_ids
+                  for found in (diagnose([d for d, _ in runs[name][t]], inputs.qrels[t], k),)]
+    return SandboxResult(results, runs, error_rows, stage_boundary(sandbox_figures(ResultsModel(results))))
 
 
 def _rank_topic(topic: Mapping[str, Any], inputs: SandboxInputs, index: BM25Index,
@@ -198,43 +204,12 @@ def _rank_topic(topic: Mapping[str, Any], inputs: SandboxInputs, index: BM25Inde
     return (bm25, opaque, hybrid, reranked), details, top
 
 
-def _score_runs(runs: Mapping[str, Mapping[str, list[tuple[str, float]]]], inputs: SandboxInputs,
-                k: int) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """Per topic and run: the metrics and the diagnosis; the error-analysis rows; the table."""
-    per_topic: dict[str, dict[str, Any]] = {name: {} for name in RUN_ORDER}
-    error_rows: list[dict[str, Any]] = []
-    table = []
-    for name in RUN_ORDER:
-        for topic in inputs.topics:
-            topic_id = topic["topic_id"]
-            ranked = runs[name][topic_id]
-            ranking = [doc_id for doc_id, _ in ranked]
-            # Each run's candidates are its own list: the reranker's are the hybrid's, so it
-            # cannot add what the hybrid missed.
-            found = diagnose(ranking, inputs.qrels[topic_id], k)
-            verdict = ndcg_verdict(found)
-            per_topic[name][topic_id] = {
-                f"top_{k}": found.top, "candidates": ranking, f"recall@{k}": found.recall,
-                f"nDCG@{k}": found.ndcg, "misses": found.misses, "diagnosis": verdict,
-                "scores": [{"doc_id": doc_id, "score": score} for doc_id, score in ranked],
-            }
-            error_rows.append({"topic_id": topic_id, "run": name, "relevant": found.relevant, "top": found.top,
-                               "misses": found.misses, "not_in_candidates": found.not_in_candidates,
-                               "recall": found.recall, "ndcg": found.ndcg, "diagnosis": verdict})
-        table.append({
-            "search": name, "label": RUN_LABELS[name], "measured": True,
-            f"recall@{k}": macro_mean([per_topic[name][t["topic_id"]][f"recall@{k}"] for t in inputs.topics]),
-            f"nDCG@{k}": macro_mean([per_topic[name][t["topic_id"]][f"nDCG@{k}"] for t in inputs.topics]),
-        })
-    return per_topic, error_rows, table
-
-
-def stage_boundary(results: Mapping[str, Any]) -> dict[str, Any]:
+def stage_boundary(figures: SandboxFigures) -> dict[str, Any]:
     """What was observed at each stage, and what that observation cannot support."""
-    funnel = results["funnel"]
+    funnel = figures.funnel
     counts = funnel["counts"]
-    k = results["parameters"]["cutoff"]
-    depth = results["parameters"]["depth"]
+    k = figures.parameters["cutoff"]
+    depth = figures.parameters["depth"]
     return {"stages": [
         {"stage": "acquisition",
          "observed": f"{counts['declared']} declared locators; " + ", ".join(
@@ -243,28 +218,26 @@ def stage_boundary(results: Mapping[str, Any]) -> dict[str, Any]:
                           "own denominator",
                           "anything about locators that were never discovered or could not be parsed"]},
         {"stage": "indexing",
-         "observed": f"{results['documents']} documents in snapshot {', '.join(funnel['snapshots'])}; "
-                     f"mean token length {results['mean_token_length']:g}",
+         "observed": f"{figures.documents} documents in snapshot {', '.join(funnel['snapshots'])}; "
+                     f"mean token length {figures.mean_token_length:g}",
          "cannot_claim": ["that the synthetic CC0 texts resemble any real collection"]},
         {"stage": "bm25",
          "observed": f"own BM25 top {depth} per topic (documents sharing at least one query token)",
          "cannot_claim": ["any document outside a topic's top candidates was judged or ranked"]},
         {"stage": "opaque run",
-         "observed": f"supplied scores with model_identity {results['opaque_run']['model_identity']!r}",
+         "observed": f"supplied scores with model_identity {figures.opaque_model_identity!r}",
          "cannot_claim": ["which model, training data or settings produced the scores",
                           "that the run can be reproduced"]},
         {"stage": "hybrid",
-         "observed": f"per-topic min-max fusion, alpha {results['parameters']['alpha']} on BM25",
+         "observed": f"per-topic min-max fusion, alpha {figures.parameters['alpha']} on BM25",
          "cannot_claim": ["that this alpha is optimal: it was fixed, not tuned"]},
         {"stage": "rerank",
-         "observed": f"fixed-set reorder of the hybrid top {depth} by {results['reranker']['feature']}",
+         "observed": f"fixed-set reorder of the hybrid top {depth} by {figures.rerank_feature}",
          "cannot_claim": ["a recall gain: the reranker cannot add a document the hybrid missed",
                           "the behaviour of a learned cross-encoder"]},
         {"stage": "evaluation",
-         "observed": f"Recall@{k} and graded nDCG@{k} over {results['topics']} topics and "
-                     f"{results['positive_judgements']} positive judgements",
+         "observed": f"Recall@{k} and graded nDCG@{k} over {figures.queries} topics and "
+                     f"{figures.positive_judgements} positive judgements",
          "cannot_claim": ["a general or statistically significant difference between rows: three "
                           "authored topics prove nothing beyond this fixture"]},
     ]}
-
-

@@ -22,7 +22,9 @@ from generator import __version__
 from generator.errors import InputError
 from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, qrels_copy_entry
 from generator.fileio import display_path, dumps_json, reading, sha256_bytes, write_set
-from generator.results import seal
+from generator.results import RESULTS_NAME, seal
+from generator.results.builders import (invalid_sandbox_record, recorded_run_manifest, sandbox_run_manifest,
+                                        with_manifest)
 from generator.sandbox.bm25 import TOKEN_PATTERN
 from generator.sandbox.config import SandboxConfig
 from generator.sandbox.inputs import hash_inputs, load_inputs
@@ -96,9 +98,7 @@ def _recorded_manifest(path) -> dict[str, Any] | None:
                              path=display_path(path)) from None
     if not isinstance(manifest, dict):
         raise InputError("recorded manifest is not a JSON object", path=display_path(path))
-    if manifest.get("status") == "invalid":
-        return manifest.get("recorded")  # an invalid run never becomes the reference
-    return {"inputs": manifest.get("inputs"), "parameters": manifest.get("parameters")}
+    return recorded_run_manifest(manifest)
 
 
 @dataclass
@@ -126,10 +126,7 @@ def run_sandbox(config: SandboxConfig, *, report_visibility: bool = False) -> Sa
     hashed = hash_inputs(config.root, config.data_dir)
     recorded = _recorded_manifest(manifest_path)
     invalid, accepted = compare_with_recorded(recorded, hashed, parameters, config.branches)
-    manifest = {
-        "status": "invalid" if invalid else "valid",
-        "inputs": hashed,
-        "parameters": parameters,
+    details = {
         "tokenizer": {"pattern": TOKEN_PATTERN, "flags": "IGNORECASE", "lowercase": True,
                       "fields": "title + ' ' + text"},
         "fusion": "alpha * minmax(bm25) + (1 - alpha) * minmax(opaque); alpha weights BM25",
@@ -137,24 +134,23 @@ def run_sandbox(config: SandboxConfig, *, report_visibility: bool = False) -> Sa
         "branches": [{"id": b["id"], "reason": b["reason"]} for b in config.branches],
         "opaque_model_identity": inputs.opaque_metadata.get("model_identity"),
     }
+    manifest = sandbox_run_manifest(valid=not invalid, inputs=hashed, parameters=parameters, details=details,
+                                    invalid_reasons=invalid, recorded=recorded)
     if invalid:
-        manifest["invalid_reasons"] = invalid
-        manifest["recorded"] = recorded
         write_set([(manifest_path, dumps_json(manifest).encode("utf-8")),
-                   (out / "results.json", dumps_json({
-                       "status": "invalid", "invalid_reasons": invalid,
-                       "note": "no results are reported for an invalid run; document the change as a "
-                               "sandbox.branches entry in readout.yaml or restore the recorded input"}).encode("utf-8"))])
+                   (out / RESULTS_NAME, dumps_json(invalid_sandbox_record(
+                       invalid, "no results are reported for an invalid run; document the change as a "
+                                "sandbox.branches entry in readout.yaml or restore the recorded input")).encode("utf-8"))])
         return SandboxOutcome(valid=False, invalid_reasons=invalid, funnel=funnel, manifest_path=manifest_path)
 
     result = run_pipeline(inputs, parameters)
-    write_set(_output_set(out, result, inputs, manifest, hashed, parameters))
+    write_set(_output_set(out, result, inputs, manifest, hashed, parameters, funnel))
     return SandboxOutcome(valid=True, result=result, accepted_changes=accepted, funnel=funnel,
                           manifest_path=manifest_path)
 
 
 def _output_set(out: Path, result: SandboxResult, inputs: Any, manifest: dict[str, Any], hashed: dict[str, Any],
-                parameters: dict[str, Any]) -> list[tuple[Path, bytes]]:
+                parameters: dict[str, Any], funnel: dict[str, Any]) -> list[tuple[Path, bytes]]:
     """Every file of a valid run, results.json last: it records the sha256 of every other file
     (generator.fileio.write_set)."""
     k = parameters["cutoff"]
@@ -169,17 +165,16 @@ def _output_set(out: Path, result: SandboxResult, inputs: Any, manifest: dict[st
     side_files = {
         "topic_error_analysis.csv": format_error_analysis(result.error_rows, k).encode("utf-8"),
         "stage_boundary.json": dumps_json(result.stage_boundary).encode("utf-8"),
-        "acquisition_funnel.json": dumps_json(result.results["funnel"]).encode("utf-8"),
+        "acquisition_funnel.json": dumps_json(funnel).encode("utf-8"),
         MANIFEST_NAME: dumps_json(manifest).encode("utf-8"),
     }
     files.extend((out / name, data) for name, data in side_files.items())
-    evidence = {
-        "inputs": hashed, "parameters": parameters, "query_ids": [topic["topic_id"] for topic in inputs.topics],
-        "per_query_key": "per_topic", "metrics": {metric.name: metric.as_manifest() for metric in metrics_for(k)},
-        "run_files": run_files,
-        "qrels_copy": qrels_copy_entry(f"runs/{QRELS_COPY_NAME}", qrels, inputs.qrels),
-        "files": {name: sha256_bytes(data) for name, data in sorted(side_files.items())},
-    }
-    results = seal({**result.results, "manifest": evidence}, writer=f"readout sandbox {__version__}")
-    files.append((out / "results.json", dumps_json(results).encode("utf-8")))
+    results = with_manifest(
+        result.results, inputs=hashed, parameters=parameters,
+        query_ids=[topic["topic_id"] for topic in inputs.topics],
+        metrics={metric.name: metric.as_manifest() for metric in metrics_for(k)}, run_files=run_files,
+        qrels_copy=qrels_copy_entry(f"runs/{QRELS_COPY_NAME}", qrels, inputs.qrels),
+        files={name: sha256_bytes(data) for name, data in sorted(side_files.items())})
+    results = seal(results, writer=f"readout sandbox {__version__}")
+    files.append((out / RESULTS_NAME, dumps_json(results).encode("utf-8")))
     return files

@@ -12,7 +12,7 @@ ROWS = {"dense", "sparse", "hybrid", "hybrid+rerank", "hybrid+rerank-int8", "hyb
 
 def _reasons(text: str, **paths: str) -> list[str]:
     shown = [ShownValue(name, "results.json", parse_path(path)) for name, path in paths.items()]
-    return attribution_reasons(shown, text, {}, set(), rows=ROWS)
+    return attribution_reasons(shown, text, rows=ROWS)
 
 
 @pytest.mark.parametrize("text, traced", [

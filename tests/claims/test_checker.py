@@ -135,7 +135,7 @@ def test_typo_in_results_path_lists_available_keys(project, capsys):
         f"claims/ledger.yaml:{line}: claim path-typo (performance): path table[search=dense].nDGC@5 not found in "
         "outputs/results.json: no key 'nDGC@5' at table[search=dense] (did you mean 'nDCG@5'?); available: "
         "delta_nDCG@5_vs_dense, delta_recall@50_vs_dense, delta_recall@5_vs_dense, measured, model, nDCG@5, "
-        "paired_vs_dense, recall@5, recall@50, search")
+        "recall@5, recall@50, search")
 
 
 def test_unknown_row_selector_lists_row_names(project, capsys):

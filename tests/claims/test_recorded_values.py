@@ -46,12 +46,10 @@ def test_a_resealed_interval_or_p_value_is_drawn_again_and_refused(make_project,
 
     def change(data):
         forge(data["comparisons"]["hybrid_vs_dense"]["metrics"]["nDCG@5"])
-        row = next(row for row in data["table"] if row["search"] == "hybrid")
-        row["paired_vs_dense"]["nDCG@5"] = data["comparisons"]["hybrid_vs_dense"]["metrics"]["nDCG@5"]
 
     edit_results(root, change, reseal=True)
     reason = _reason(root)
-    assert "cannot be cited" in reason and ("paired_vs_dense.nDCG@5." in reason or LIFT in reason), reason
+    assert "cannot be cited" in reason and LIFT in reason, reason
     assert f"nDCG@5.{field} is " in reason, reason
 
 

@@ -6,8 +6,9 @@ import random
 
 import pytest
 
-from generator.core.frontier import (ceiling_at_depth, cheapest_within, frontier_block, parse_frontier,
-                                     within_budget)
+from generator.core.frontier import ceiling_at_depth, parse_frontier
+from generator.results.builders import frontier_block
+from generator.results.model import cheapest_within, within_budget
 from generator.core.metrics import macro_mean, metrics_from_names
 from generator.errors import InputError
 

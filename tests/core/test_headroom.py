@@ -12,7 +12,8 @@ import random
 
 import pytest
 
-from generator.core.headroom import NOTE, ceiling_block, oracle_order
+from generator.core.headroom import NOTE, oracle_order
+from generator.results.builders import ceiling_block
 from generator.core.metrics import ROW_METRICS, Metric
 from generator.sandbox.ceiling import PRESET, compute_ceiling, parse_case
 

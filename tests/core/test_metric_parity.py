@@ -309,7 +309,7 @@ def _published(path: Path) -> dict:
 
 
 @pytest.mark.parametrize("results,runs_key", [(REPOSITORY / "outputs" / "results.json", "per_query"),
-                                               (L03_OUTPUTS / "results.json", "per_topic")])
+                                               (L03_OUTPUTS / "results.json", "per_query")])
 def test_the_published_figures_are_what_the_metrics_give_from_the_written_runs(results, runs_key):
     # The SciFact results and the L03 sandbox results are published: every per-query figure
     # is exactly (==) what its manifest's metric definitions give on the run files beside it.
@@ -335,5 +335,5 @@ def test_the_l03_sandbox_ndcg_is_trec_eval_ndcg_cut_on_exponential_grades():
     for row, relative in published["runs"].items():
         measured = evaluator.evaluate(read_run(L03_OUTPUTS / relative))
         for query in published["manifest"]["query_ids"]:
-            assert published["per_topic"][row][query]["nDCG@3"] == pytest.approx(
+            assert published["per_query"][row][query]["nDCG@3"] == pytest.approx(
                 measured[query]["ndcg_cut_3"], abs=TOLERANCE), (row, query)

@@ -44,8 +44,9 @@ def _without_timings(results):
     stripped = json.loads(json.dumps(results))
     for key in ("manifest", "rerank_milliseconds", "p95_rerank_milliseconds"):
         stripped.pop(key, None)
-    for key in ("per_query_milliseconds", "p50_milliseconds", "p95_milliseconds", "pairs_per_second"):
-        stripped.get("rerank_cost", {}).pop(key, None)
+    for cost in stripped.get("rerank_costs", {}).values():
+        for key in ("per_query_milliseconds", "p50_milliseconds", "p95_milliseconds", "pairs_per_second"):
+            cost.pop(key, None)
     return stripped
 
 

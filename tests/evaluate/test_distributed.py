@@ -18,7 +18,7 @@ pytestmark = pytest.mark.model
 pytest.importorskip("ray.data")
 
 # What may differ between two evaluations of the same inputs: when and how fast they ran.
-TIMING_KEYS = ("rerank_milliseconds", "p95_rerank_milliseconds", "rerank_cost", "manifest")
+TIMING_KEYS = ("rerank_milliseconds", "p95_rerank_milliseconds", "rerank_costs", "manifest")
 
 
 def _options(data, root, name, cross_encoder, **overrides):

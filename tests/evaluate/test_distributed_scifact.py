@@ -20,7 +20,7 @@ from generator.evaluate.pipeline import evaluate, write_outputs
 pytestmark = [pytest.mark.integration, pytest.mark.model]
 pytest.importorskip("ray.data")
 
-TIMING_KEYS = ("rerank_milliseconds", "p95_rerank_milliseconds", "rerank_cost", "manifest")
+TIMING_KEYS = ("rerank_milliseconds", "p95_rerank_milliseconds", "rerank_costs", "manifest")
 
 
 @pytest.fixture(scope="module")

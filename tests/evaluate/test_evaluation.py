@@ -97,7 +97,7 @@ def _without_timings(results):
     for key in ("rerank_milliseconds", "p95_rerank_milliseconds"):
         stripped.pop(key)
     for key in ("per_query_milliseconds", "p50_milliseconds", "p95_milliseconds", "pairs_per_second"):
-        stripped["rerank_cost"].pop(key)
+        stripped["rerank_costs"]["hybrid+rerank"].pop(key)
     stripped.pop("manifest")
     return stripped
 
@@ -148,9 +148,9 @@ def test_evaluate_command_writes_sample_then_all_queries_with_comparison(small_d
     assert full["manifest"]["reproduction"] == {"of": "custom dataset", "is_reproduction": False,
                                                 "differing_inputs": []}
     assert full["query_set"] == "all" and full["table"][3]["measured"] is True
-    assert full["comparison_300"]["row"] == "hybrid+rerank"
-    assert full["comparison_300"]["verdict"] in ("stays-positive", "does-not-stay-positive")
-    assert set(full["comparison_300_by_row"]) == {"sparse", "hybrid", "hybrid+rerank"}
+    assert full["comparison_with_sample"]["row"] == "hybrid+rerank"
+    assert full["comparison_with_sample"]["verdict"] in ("stays-positive", "does-not-stay-positive")
+    assert set(full["comparison_with_sample_by_row"]) == {"sparse", "hybrid", "hybrid+rerank"}
     # The second run re-used the first run's rerank scores for the same queries and candidates.
     assert full["manifest"]["caches"]["rerank_computed_queries"] == []
 
@@ -180,7 +180,7 @@ def test_a_skipped_rerank_row_gets_its_cost_measured_by_shape_and_no_quality(sma
                        rerank_max_length=64, rerank_batch_size=4, device="cpu")
     results, problem = _verified(options, evaluate(options, log=lambda _: None))
     assert problem is None, problem
-    cost = results["rerank_cost"]
+    cost = results["rerank_costs"]["hybrid+rerank"]
     assert (cost["measured"], cost["cost"], cost["quality"]) == (True, label, "not measured")
     query_ids = results["manifest"]["query_ids"]
     run = (options.runs_dir / "hybrid.trec").read_text().splitlines()
@@ -205,7 +205,7 @@ def test_a_skipped_rerank_row_gets_its_cost_measured_by_shape_and_no_quality(sma
 def test_a_cost_that_was_not_measured_says_why(small_dataset, tmp_path, monkeypatch, overrides, reason):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     options = _options(small_dataset, tmp_path, skip_rerank=True, **overrides)
-    cost = evaluate(options, log=lambda _: None).results["rerank_cost"]
+    cost = evaluate(options, log=lambda _: None).results["rerank_costs"]["hybrid+rerank"]
     assert (cost["measured"], cost["cost"], cost["quality"]) == (False, "not measured", "not measured")
     assert reason in cost["not_measured_reason"]
     assert "p95_milliseconds" not in cost
@@ -215,7 +215,7 @@ def test_a_measured_rerank_row_records_its_own_times_as_its_cost(small_dataset, 
     options = _options(small_dataset, tmp_path, rerank_model=str(tiny_cross_encoder), rerank_batch_size=8)
     results, problem = _verified(options, evaluate(options, log=lambda _: None))
     assert problem is None, problem
-    cost = results["rerank_cost"]
+    cost = results["rerank_costs"]["hybrid+rerank"]
     assert (cost["cost"], cost["quality"], cost["batch_size"]) == ("measured", "measured", 8)
     assert cost["per_query_milliseconds"] == results["rerank_milliseconds"]
     assert cost["p95_milliseconds"] == results["p95_rerank_milliseconds"]

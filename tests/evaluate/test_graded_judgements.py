@@ -16,7 +16,7 @@ from generator.evaluate.pipeline import evaluate, write_outputs
 from generator.render.export import CsvDoor
 from generator.render.labels import Labels, load_labels
 from generator.render.views import _column_label, _graded_gains
-from generator.results import read_results, seal
+from generator.results import ResultsModel, read_results, seal
 from tests.conftest import REPOSITORY_ROOT, make_small_dataset
 
 pytestmark = pytest.mark.model
@@ -61,8 +61,8 @@ def test_bare_ndcg_is_trec_eval_ndcg_cut_on_graded_judgements(written):
 
 
 def test_every_ndcg_header_says_its_gain_where_grades_exist(written):
-    results = json.loads(written.read_text())
-    assert results["manifest"]["qrels_copy"]["positive_grades"] == [1, 2, 3]
+    results = ResultsModel(json.loads(written.read_text()))
+    assert results.positive_grades == [1, 2, 3]
     texts = load_labels(REPOSITORY_ROOT / "templates" / "labels.yaml")
     labels = Labels(texts, CsvDoor(), "labels.yaml")
 
@@ -75,8 +75,9 @@ def test_every_ndcg_header_says_its_gain_where_grades_exist(written):
     assert _column_label(Column("delta_nDCG@5_vs_dense", label="change"), _graded_gains(results), labels) == "change (linear in grade)"
     assert _column_label(Column("recall@5", label="Recall@5"), _graded_gains(results), labels) == "Recall@5"
     # Binary judgements (SciFact: every grade 1): the gains agree, the header stays as written.
-    binary = {**results, "manifest": {**results["manifest"],
-                                      "qrels_copy": {**results["manifest"]["qrels_copy"], "positive_grades": [1]}}}
+    data = results.data
+    binary = ResultsModel({**data, "manifest": {**data["manifest"],
+                                                "qrels_copy": {**data["manifest"]["qrels_copy"], "positive_grades": [1]}}})
     assert _column_label(Column("nDCG@5", label="nDCG@5"), _graded_gains(binary), labels) == "nDCG@5"
 
 

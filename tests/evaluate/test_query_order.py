@@ -51,7 +51,7 @@ def test_the_manifest_keeps_an_order_that_sorting_does_not(written):
     results = json.loads(written.read_text())
     order = results["manifest"]["query_ids"]
     assert order == list(RENAMED.values()) and order != sorted(order)
-    assert list(results["rerank_cost"]["per_query_milliseconds"]) == sorted(order)
+    assert list(results["rerank_costs"]["hybrid+rerank"]["per_query_milliseconds"]) == sorted(order)
 
 
 def test_a_by_shape_cost_and_the_frontier_re_derive_whatever_the_id_order(written):
@@ -60,14 +60,14 @@ def test_a_by_shape_cost_and_the_frontier_re_derive_whatever_the_id_order(writte
 
 def test_a_cost_missing_a_query_is_named_with_the_fix(written, tmp_path):
     data = json.loads(written.read_text())
-    del data["rerank_cost"]["per_query_milliseconds"]["PLAIN-102"]
+    del data["rerank_costs"]["hybrid+rerank"]["per_query_milliseconds"]["PLAIN-102"]
     data.pop("seal", None)
     target = tmp_path / "outputs"
     shutil.copytree(written.parent, target)
     (target / written.name).write_text(json.dumps(seal(data, writer="readout evaluate 0.1.0")))
     problem = verify_results(read_results(target / written.name), target)
     assert problem is not None
-    assert "rerank_cost.per_query_milliseconds" in problem and "'PLAIN-102'" in problem
+    assert "rerank_costs.hybrid+rerank.per_query_milliseconds" in problem and "'PLAIN-102'" in problem
     assert "re-run readout evaluate" in problem
 
 
@@ -82,7 +82,7 @@ def test_the_scaffold_decision_reads_the_p95_a_by_shape_cost_fills(written, tmp_
         row = evaluate_trigger(trigger, rules.budgets, results, None, "design/decisions.md")
         if "p95" in row.read:
             assert row.read["p95"]["measured"] is True, row.read["p95"]
-            assert row.read["p95"]["value"] == results.data["rerank_cost"]["p95_milliseconds"]
+            assert row.read["p95"]["value"] == results.data["rerank_costs"]["hybrid+rerank"]["p95_milliseconds"]
             break
     else:
         raise AssertionError("the scaffold has no decision reading a p95")

@@ -17,9 +17,10 @@ from generator.errors import InputError
 from generator.core.fusion import min_max_fused_ranking
 from generator.core.options import EvaluationOptions, validate_evaluate_block
 from generator.evaluate.pipeline import evaluate, write_outputs
-from generator.core.rows import DEFAULT_RERANK_ROW, RowSpec, default_rows, parse_rows, row_roles
+from generator.core.rows import DEFAULT_RERANK_ROW, RowSpec, default_rows, parse_rows
+from generator.results.rows import row_roles
 from generator.project.reference import load_config_schema
-from generator.results import read_results, seal
+from generator.results import ResultsModel, parse_path, read_results, seal
 
 DENSE = {"name": "dense", "kind": "dense"}
 SPARSE = {"name": "sparse", "kind": "sparse"}
@@ -226,7 +227,7 @@ def test_configured_rows_run_in_order_with_the_first_as_baseline(custom_outputs)
     rankings = evaluation.rankings
     for query in results["manifest"]["query_ids"]:
         assert sorted(doc for doc, _ in rankings["ce"][query]) == sorted(doc for doc, _ in rankings["mm"][query])
-        assert results["rerank_cost"]["per_query_pairs"][query] == len(rankings["mm"][query])
+        assert results["rerank_costs"]["ce"]["per_query_pairs"][query] == len(rankings["mm"][query])
     assert results["same_50_rows_after_rerank"] is True
     assert results["manifest"]["parameters"]["rows"][0] == {"name": "bm25", "kind": "sparse", "k1": 1.2, "b": 0.5}
     assert verify_results(read_results(options.results_path), options.results_path.parent) is None
@@ -342,7 +343,7 @@ def test_a_rerank_row_dropped_from_the_recorded_rows_leaves_its_cost_unexplained
     def drop(data):
         _entry(data, "ce")["kind"] = "fusion"   # no rerank row any more, but a measured cost remains
     problem = _tampered(options, tmp_path, drop)
-    assert problem and ("rerank_cost" in problem or "same_50_rows_after_rerank" in problem)
+    assert problem and ("rerank_costs" in problem or "same_50_rows_after_rerank" in problem)
 
 
 @pytest.mark.model
@@ -362,8 +363,9 @@ def test_without_a_rerank_row_nothing_is_said_about_a_reranker(small_dataset, tm
     options = _options(small_dataset, tmp_path, rows=rows, rerank_cost="shape")
     evaluation = evaluate(options, log=lambda _: None)
     results = evaluation.results
-    assert results["rerank_cost"]["measured"] is False
-    assert "no rerank row" in results["rerank_cost"]["not_measured_reason"]
+    assert results["rerank_costs"] == {}
+    said = ResultsModel(results).resolve(parse_path("rerank_cost.p95_milliseconds"))
+    assert said.unmeasured and "no rerank row is configured" in said.reason
     assert results["p95_rerank_milliseconds"] is None and "rerank" not in results["manifest"]["models"]
     assert sorted(results["comparisons"]) == ["sparse_vs_dense"]
     write_outputs(evaluation, options, log=lambda _: None)

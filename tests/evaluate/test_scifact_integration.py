@@ -68,7 +68,7 @@ def test_measured_rows_equal_trec_eval_on_the_written_runs(evaluated, scifact, q
 
 def test_300_query_hybrid_interval_matches_an_independent_bootstrap(evaluated):
     options, results = evaluated["all"]
-    hybrid = results["table"][2]["paired_vs_dense"]["nDCG@5"]
+    hybrid = results["comparisons"]["hybrid_vs_dense"]["metrics"]["nDCG@5"]
     query_ids = results["manifest"]["query_ids"]
     differences = np.array([results["per_query"]["hybrid"][q]["nDCG@5"] - results["per_query"]["dense"][q]["nDCG@5"]
                             for q in query_ids])
@@ -88,12 +88,12 @@ def test_300_query_hybrid_interval_matches_an_independent_bootstrap(evaluated):
 
 def test_300_query_file_carries_the_comparison_block(evaluated):
     _, results = evaluated["all"]
-    comparison = results["comparison_300"]
+    comparison = results["comparison_with_sample"]
     assert comparison["verdict"] == "not-measured"
-    by_row = results["comparison_300_by_row"]
+    by_row = results["comparison_with_sample_by_row"]
     assert set(by_row) == {"sparse", "hybrid", "hybrid+rerank"}
     hybrid = by_row["hybrid"]["per_metric"]["nDCG@5"]
-    assert hybrid["full"]["delta"] == pytest.approx(results["table"][2]["paired_vs_dense"]["nDCG@5"]["delta"])
+    assert hybrid["full"]["delta"] == pytest.approx(results["comparisons"]["hybrid_vs_dense"]["metrics"]["nDCG@5"]["delta"])
     assert hybrid["full"]["queries"] == 300 and hybrid["sample"]["queries"] == 20
 
 

@@ -151,9 +151,10 @@ def test_table_shows_four_rows_with_not_measured_reason_and_no_invented_numbers(
     rows = re.findall(r'<tr[^>]*><th scope="row">(.*?)</th>(.*?)</tr>', table)
     assert [name for name, _ in rows] == ["dense", "sparse", "hybrid", "hybrid+rerank"]
     cells = dict((name, re.findall(r"<td[^>]*>(.*?)</td>", body)) for name, body in rows)
-    hybrid = json.loads((project / "outputs" / "results.json").read_text())["table"][2]
+    results = json.loads((project / "outputs" / "results.json").read_text())
+    hybrid = results["table"][2]
     assert cells["hybrid"][:3] == [f"{hybrid[key]:.3f}" for key in ("recall@5", "recall@50", "nDCG@5")]
-    interval = hybrid["paired_vs_dense"]["nDCG@5"]
+    interval = results["comparisons"]["hybrid_vs_dense"]["metrics"]["nDCG@5"]
     assert cells["hybrid"][5] == (f'{hybrid["delta_nDCG@5_vs_dense"]:+.3f}<span class="ci">[{interval["ci95_low"]:+.3f}, '
                                   f'{interval["ci95_high"]:+.3f}]</span>')
     assert cells["hybrid"][6] == "—"   # the p95 column is the first reranker's alone
@@ -178,7 +179,7 @@ def test_p95_rerank_time_is_shown_when_measured(tmp_path, monkeypatch, capsys, m
     cells = "".join(f"<td>{rerank[key]:.3f}</td>" for key in ("recall@5", "recall@50", "nDCG@5"))
     assert f'<tr><th scope="row">hybrid+rerank</th>{cells}' in html
     assert "<td>119.0</td></tr>" in html or "<td>119.1</td></tr>" in html
-    p95 = results["rerank_cost"]["p95_milliseconds"]
+    p95 = results["rerank_costs"]["hybrid+rerank"]["p95_milliseconds"]
     assert p95 == results["p95_rerank_milliseconds"]
     assert f">{p95:,.0f}</text>" in html  # the time chart (its own axis, in ms)
     assert f">{rerank['delta_nDCG@5_vs_dense']:+.3f} [" in html  # the deltas chart, with its interval

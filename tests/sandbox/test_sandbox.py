@@ -51,7 +51,7 @@ def test_corpus_records_have_the_required_fields_and_cc0():
 
 
 def test_t03_query_tokens_document_frequencies_and_idf(result):
-    query = result.results["queries"]["T-03"]
+    query = result.results["query_details"]["T-03"]
     assert query["tokens"] == ["query", "sampling", "strata", "negative", "controls", "held", "out"]
     assert [query["document_frequency"][t] for t in query["tokens"]] == [6, 1, 2, 1, 1, 1, 1]
     assert [round(query["idf"][t], 6) for t in query["tokens"]] == [
@@ -75,10 +75,10 @@ def test_bm25_t03_top_five_scores_to_nine_decimals_with_term_counts(result):
     ("T-03", ["D-005", "D-006", "D-008"], 0.666667, 0.946768),
 ])
 def test_bm25_per_topic_top3_recall_ndcg(result, topic, expected_top, recall, ndcg):
-    row = result.results["per_topic"]["bm25"][topic]
-    assert row["top_3"] == expected_top
-    assert round(row["recall@3"], 6) == recall
-    assert round(row["nDCG@3"], 6) == ndcg
+    values, diagnosis = result.results["per_query"]["bm25"][topic], result.results["diagnosis"]["bm25"][topic]
+    assert diagnosis["top_3"] == expected_top
+    assert round(values["recall@3"], 6) == recall
+    assert round(values["nDCG@3"], 6) == ndcg
 
 
 def test_graded_qrels_are_the_seven_published_positives():

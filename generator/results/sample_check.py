@@ -1,6 +1,7 @@
 """Did a change measured on the query sample hold on the full query set? Compares two results
-files (results.json and results-300.json) row by row; the statistics themselves come from
-generator.core.uncertainty when each file is written.
+files (results.json and the every-query file) row by row; the statistics themselves come from
+generator.core.uncertainty when each file is written. The builder of `comparison_with_sample`
+and `comparison_with_sample_by_row` (generator.results.builders).
 
 For one row against its baseline, each metric's ``delta``, ``ci95_low``, ``ci95_high`` and
 ``p_value`` are read from both files. An interval "excludes zero" when ``low > 0`` or
@@ -26,19 +27,25 @@ import math
 from numbers import Integral, Real
 from typing import Any, Mapping, Sequence
 
-from generator.core.rows import row_roles
 from generator.core.signflip import DEFAULT_TOLERANCE, check_tolerance, plain_float
-from generator.results import parse_path, resolve
+from generator.results.model import ResultsModel
 
 
-def _find_row(results: Mapping[str, Any], label: str, search: str) -> Mapping[str, Any]:
+def _model(results: Mapping[str, Any], label: str) -> ResultsModel:
     if not isinstance(results, Mapping):
         raise ValueError(f"{label} results must be a results.json object, got "
                          f"{type(results).__name__}")
-    found = resolve(results, parse_path(f"table[search={search}]"), measured_only=False)
-    if not found.ok or not isinstance(found.value, Mapping):
-        raise ValueError(f"{label} results: {found.reason or f'table[search={search}] is not an object'}")
-    return found.value
+    return ResultsModel(results)
+
+
+def _find_row(model: ResultsModel, label: str, search: str) -> Mapping[str, Any]:
+    if not model.has_table:
+        raise ValueError(f"{label} results: no table of rows")
+    row = model.row(search)
+    if row is None:
+        raise ValueError(f"{label} results: no row {search!r}; the rows are "
+                         f"{', '.join(model.row_names) or '(none)'}")
+    return row
 
 
 def _is_number(value: Any) -> bool:
@@ -48,39 +55,32 @@ def _is_number(value: Any) -> bool:
 def _side(results: Mapping[str, Any], label: str, row: str, base: str,
           metric: str) -> tuple[dict[str, Any] | None, str | None]:
     """One file's delta and interval for (row, metric), or None and why it is not measured."""
-    entry = _find_row(results, label, row)
+    model = _model(results, label)
+    entry = _find_row(model, label, row)
     where = f"{label} results: table[search={row}]"
     if entry.get("measured") is False:
         reason = entry.get("not_measured_reason") or "no reason given"
         return None, f"{where} is not measured: {reason}"
-    paired = entry.get(f"paired_vs_{base}")
-    if paired is None:
-        return None, f"{where}.paired_vs_{base} is null"
-    if not isinstance(paired, Mapping):
-        raise ValueError(f"{where}.paired_vs_{base}: not an object")
+    paired = model.paired(row, base)
+    at = f"{label} results: comparisons.{row}_vs_{base}.metrics"
     stats = paired.get(metric)
     if stats is None:
-        if metric not in paired:
-            raise ValueError(f"{where}.paired_vs_{base}.{metric}: missing "
-                             f"(available: {', '.join(sorted(map(str, paired))) or 'none'})")
-        return None, f"{where}.paired_vs_{base}.{metric} is null"
-    if not isinstance(stats, Mapping):
-        raise ValueError(f"{where}.paired_vs_{base}.{metric}: not an object")
+        raise ValueError(f"{at}.{metric}: missing (available: {', '.join(sorted(paired)) or 'none'})")
     side: dict[str, Any] = {}
     for key in ("delta", "ci95_low", "ci95_high"):
         value = stats.get(key)
         if value is None:
-            return None, f"{where}.paired_vs_{base}.{metric}.{key} is null or missing"
+            return None, f"{at}.{metric}.{key} is null or missing"
         if not _is_number(value):
-            raise ValueError(f"{where}.paired_vs_{base}.{metric}.{key}: not a finite number: "
+            raise ValueError(f"{at}.{metric}.{key}: not a finite number: "
                              f"{value!r}")
         side[key] = plain_float(value)
     if side["ci95_low"] > side["ci95_high"]:
-        raise ValueError(f"{where}.paired_vs_{base}.{metric}: ci95_low {side['ci95_low']} "
+        raise ValueError(f"{at}.{metric}: ci95_low {side['ci95_low']} "
                          f"is above ci95_high {side['ci95_high']}")
     p_value = stats.get("p_value")
     side["p_value"] = plain_float(p_value) if _is_number(p_value) else None
-    queries = stats.get("queries", results.get("queries"))
+    queries = stats.get("queries", model.queries)
     side["queries"] = int(queries) if isinstance(queries, Integral) and not isinstance(
         queries, bool) else None
     return side, None
@@ -105,7 +105,7 @@ def compare_sample_to_full(
 ) -> dict[str, Any]:
     """Did the row's change over the baseline on the query sample hold on the full query set?
 
-    Reads ``table[search=row].paired_vs_<base>.<metric>`` from the sample run and the full run
+    Reads ``comparisons.<row>_vs_<base>.metrics.<metric>`` from the sample run and the full run
     and compares them metric by metric (the verdicts are in the module docstring). ``metrics``
     are names as in results.json; a delta within ``tolerance`` of 0 counts as zero. Returns plain
     JSON data; raises ValueError for malformed results (no table, no such row, a missing metric
@@ -195,33 +195,25 @@ def _compare_sides(sample: dict[str, Any], full: dict[str, Any], tolerance: floa
 
 
 def _query_count(results: Mapping[str, Any]) -> int | None:
-    queries = results.get("queries")
-    if isinstance(queries, Integral) and not isinstance(queries, bool):
-        return int(queries)
-    return None
+    return ResultsModel(results).queries
 
 
 def sample_comparisons(sample: Mapping[str, Any], full: Mapping[str, Any]) -> dict[str, Any]:
-    """How each row's change over the baseline on the release sample relates to the full query set.
-
-    The spec's question is about the rerank row (None when no rerank row is configured); the
-    other rows answer the same question for what was measured when the rerank row could not be.
-    """
-    roles = row_roles(full)
-    metrics = _compared_metrics(full)
+    """How each row's change over the baseline on the release sample relates to the full query set:
+    `decided` for the reranker under decision (None when no rerank row is configured), `by_row` for
+    every row but the baseline (what was measured when the rerank row could not be)."""
+    model = ResultsModel(full)
+    roles = model.roles
+    metrics = _compared_metrics(model)
     by_row = {row: compare_sample_to_full(sample, full, row=row, base=roles.baseline, metrics=metrics)
               for row in roles.names if row != roles.baseline}
-    return {"comparison_300": by_row.get(roles.rerank) if roles.rerank else None,
-            "comparison_300_by_row": by_row}
+    return {"decided": by_row.get(roles.rerank) if roles.rerank else None, "by_row": by_row}
 
 
-def _compared_metrics(full: Mapping[str, Any]) -> tuple[str, ...]:
+def _compared_metrics(full: ResultsModel) -> tuple[str, ...]:
     """Recall@5 and nDCG@5, the spec's two, where the rows were scored on them; otherwise every
     metric the results were scored on."""
-    table = full.get("table") if isinstance(full.get("table"), list) else []
-    first = table[0] if table and isinstance(table[0], Mapping) else {}
+    first = full.rows[0] if full.rows else {}
     if all(metric in first for metric in ("recall@5", "nDCG@5")):
         return ("recall@5", "nDCG@5")
-    manifest = full.get("manifest") if isinstance(full.get("manifest"), Mapping) else {}
-    scored = manifest.get("metrics") if isinstance(manifest.get("metrics"), Mapping) else {}
-    return tuple(scored) or ("recall@5", "nDCG@5")
+    return tuple(full.metric_names) or ("recall@5", "nDCG@5")

@@ -1,4 +1,4 @@
-"""Tests for generator/core/sample_check.py: did the sample's change hold on the full set?"""
+"""Tests for generator/results/sample_check.py: did the sample's change hold on the full set?"""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from generator.core.sample_check import compare_sample_to_full
+from generator.results.sample_check import compare_sample_to_full
 from generator.core.comparisons import compare
 
 
@@ -24,16 +24,17 @@ def _stats(delta, low, high, p_value=0.5):
 
 
 def _results(queries, rerank_paired, *, reason="cross-encoder weights not available offline"):
-    """A minimal results.json: dense plus hybrid+rerank, measured when rerank_paired given."""
-    dense = {"search": "dense", "measured": True,
-             "paired_vs_dense": {"recall@5": _stats(0.0, 0.0, 0.0, 1.0),
-                                 "nDCG@5": _stats(0.0, 0.0, 0.0, 1.0)}}
+    """A minimal results.json: dense plus hybrid+rerank, measured (with its comparison with dense)
+    when rerank_paired is given."""
+    dense = {"search": "dense", "measured": True}
     if rerank_paired is None:
         rerank = {"search": "hybrid+rerank", "measured": False, "not_measured_reason": reason,
-                  "recall@5": None, "nDCG@5": None, "paired_vs_dense": None}
+                  "recall@5": None, "nDCG@5": None}
+        comparison = {"row": "hybrid+rerank", "baseline": "dense", "measured": False, "not_measured_reason": reason}
     else:
-        rerank = {"search": "hybrid+rerank", "measured": True, "paired_vs_dense": rerank_paired}
-    return {"queries": queries, "table": [dense, rerank]}
+        rerank = {"search": "hybrid+rerank", "measured": True}
+        comparison = {"row": "hybrid+rerank", "baseline": "dense", "measured": True, "metrics": rerank_paired}
+    return {"queries": queries, "table": [dense, rerank], "comparisons": {"hybrid+rerank_vs_dense": comparison}}
 
 
 SAMPLE = _results(20, {"recall@5": _stats(0.1, -0.02, 0.25), "nDCG@5": _stats(0.08, 0.01, 0.15)})
@@ -119,7 +120,7 @@ def test_compare_sample_to_full_with_a_null_value_is_not_measured():
     result = compare_sample_to_full(SAMPLE, full)
     assert result["measured"] is False
     assert result["per_metric"]["recall@5"]["reason"] == (
-        "full results: table[search=hybrid+rerank].paired_vs_dense.recall@5.ci95_low "
+        "full results: comparisons.hybrid+rerank_vs_dense.metrics.recall@5.ci95_low "
         "is null or missing")
     assert result["per_metric"]["nDCG@5"]["verdict"] == "confirmed"
 
@@ -139,13 +140,12 @@ def test_compare_sample_to_full_reads_the_comparisons_output():
 
 def test_compare_sample_to_full_rejects_malformed_results():
     full = _results(300, {"recall@5": _stats(0.05, 0.02, 0.08)})
-    with pytest.raises(ValueError, match=r"full results: table\[search=hybrid\+rerank\]"
-                                         r"\.paired_vs_dense\.nDCG@5: missing"):
+    with pytest.raises(ValueError, match=r"full results: comparisons\.hybrid\+rerank_vs_dense\.metrics"
+                                         r"\.nDCG@5: missing"):
         compare_sample_to_full(SAMPLE, full)
-    with pytest.raises(ValueError, match=r"no element of table has search=hybrid\+colbert.*"
-                                         r"available search values: dense, hybrid\+rerank"):
+    with pytest.raises(ValueError, match=r"no row 'hybrid\+colbert'; the rows are dense, hybrid\+rerank"):
         compare_sample_to_full(SAMPLE, SAMPLE, row="hybrid+colbert")
-    with pytest.raises(ValueError, match="no key 'table' at the top level"):
+    with pytest.raises(ValueError, match="no table of rows"):
         compare_sample_to_full(SAMPLE, {"queries": 300})
     with pytest.raises(ValueError, match="metrics must be a non-empty sequence"):
         compare_sample_to_full(SAMPLE, SAMPLE, metrics="nDCG@5")

@@ -1,0 +1,243 @@
+"""A results file as written and read: its name, its seal, and reading it strictly.
+
+The seal: a results file written by `readout evaluate` or `readout sandbox` carries
+`manifest.seal = {"sha256": ..., "writer": ...}`, the sha256 of the canonical JSON of the whole
+document without the seal (sorted keys, no spaces, UTF-8). Only sealed files can be cited by a
+claim. A seal is not a signature (anyone can recompute it), so the checker also rebuilds every
+block from the run files and judgements the file names (generator.claims.rederive). The seal is
+checked on the file as written; readers get it in the current format (`Results.data`, upgraded by
+`generator.results.upgrade`), and through the model (`Results.model`).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from generator.core.options import RESULTS_NAME  # noqa: F401 (the results file's name, read from here)
+from generator.errors import InputError, ReadoutError
+from generator.fileio import display_path, sha256_bytes
+from generator.results.model import ResultsModel
+from generator.results.paths import clip
+from generator.results.upgrade import upgrade
+
+SEAL_KEY = "seal"
+# Bounds on what a results file may be; beyond them it is an input error, never a crash.
+MAX_RESULTS_BYTES = 256 * 1024 * 1024
+# A results file the tools write is at most 7 levels deep and its numbers are a float's repr;
+# far beyond either, the file was not written by them (and a 5,000-digit integer or a nesting of
+# thousands of levels would otherwise cost a crash or a slow conversion).
+MAX_RESULTS_DEPTH = 32
+MAX_NUMBER_CHARS = 100
+
+
+@dataclass(frozen=True)
+class Results:
+    """One results file as read: its name relative to outputs/, its bytes' sha256, the document as
+    written (`raw`, what the seal covers) and in the current format (`data`)."""
+
+    name: str
+    path: Path
+    sha256: str
+    data: dict[str, Any]
+    raw: dict[str, Any] | None = None
+
+    @property
+    def written(self) -> dict[str, Any]:
+        """The document as written: what its seal covers."""
+        return self.raw if self.raw is not None else self.data
+
+    @cached_property
+    def model(self) -> ResultsModel:
+        return ResultsModel(self.data)
+class UnsealableError(ReadoutError, ValueError):
+    """The data holds what no results file may hold (NaN, an infinity, an overlong number, a deep
+    nesting): refused on write, so that what is sealed can always be read back."""
+
+    def __init__(self, problem: str):
+        self.problem = problem
+        super().__init__(f"cannot seal results: {problem}")
+
+
+_TOO_LARGE = 10 ** MAX_NUMBER_CHARS
+
+
+def _unrepresentable(data: Any) -> str | None:
+    """Why `data` cannot be a results file (naming where, clipped), or None."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 1)]
+    while stack:
+        value, where, depth = stack.pop()
+        shown = clip(where, 120) or "the top level"
+        if depth > MAX_RESULTS_DEPTH:
+            return f"nested too deeply (more than {MAX_RESULTS_DEPTH} levels) at {shown}"
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{value!r} at {shown} is not a finite number"
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _TOO_LARGE:
+            return f"the integer at {shown} has more than {MAX_NUMBER_CHARS} digits"
+        if isinstance(value, dict):
+            stack.extend((item, f"{where}.{key}" if where else str(key), depth + 1) for key, item in value.items())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((item, f"{where}[{index}]", depth + 1) for index, item in enumerate(value))
+    return None
+
+
+def canonical_bytes(data: Any) -> bytes:
+    """The bytes a seal hashes: sorted keys, no insignificant spaces; NaN, infinities, numbers
+    longer than MAX_NUMBER_CHARS and nesting deeper than MAX_RESULTS_DEPTH refused (UnsealableError),
+    since `read_results` refuses them too."""
+    problem = _unrepresentable(data)
+    if problem is not None:
+        raise UnsealableError(problem)
+    try:
+        return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise UnsealableError(f"a string holds the lone surrogate {error.object[error.start]!r}, "
+                              "which is not text") from None
+
+
+def _unsealed(data: dict[str, Any]) -> dict[str, Any]:
+    unsealed = copy.copy(data)
+    manifest = dict(unsealed.get("manifest") or {})
+    manifest.pop(SEAL_KEY, None)
+    unsealed["manifest"] = manifest
+    return unsealed
+
+
+def seal(data: dict[str, Any], writer: str) -> dict[str, Any]:
+    """A copy of `data` with `manifest.seal` set; `writer` names the command that wrote it."""
+    sealed = _unsealed(data)
+    digest = hashlib.sha256(canonical_bytes(sealed)).hexdigest()
+    sealed["manifest"] = {**sealed["manifest"], SEAL_KEY: {"sha256": digest, "writer": writer}}
+    return sealed
+
+
+def seal_problem(data: Any) -> str | None:
+    """None when `data` carries a seal that matches its content; otherwise why not."""
+    manifest = data.get("manifest") if isinstance(data, dict) else None
+    recorded = manifest.get(SEAL_KEY) if isinstance(manifest, dict) else None
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("sha256"), str):
+        return ("not sealed: only files written by `readout evaluate` or `readout sandbox` can be cited "
+                "(no manifest.seal)")
+    try:
+        digest = hashlib.sha256(canonical_bytes(_unsealed(data))).hexdigest()
+    except UnsealableError as error:
+        # Data read by `read_results` never gets here; data built in memory can.
+        return f"holds what a sealed file never does (NaN, an infinity, a huge number): {error.problem}"
+    if digest != recorded["sha256"]:
+        return (f"seal broken: the content hashes to {digest[:12]}, the seal says {recorded['sha256'][:12]}; "
+                "the file was changed after the tool wrote it")
+    return None
+
+
+class JSONValueError(ValueError):
+    """A JSON text holds what `strict_json` refuses: NaN, an infinity, an overlong number, or (for
+    a results file) a nesting deeper than MAX_RESULTS_DEPTH."""
+
+
+def _refuse_constant(literal: str) -> Any:
+    raise JSONValueError(f"{literal} is not a number JSON allows")
+
+
+def _bounded_int(literal: str) -> int:
+    digits = len(literal.lstrip("-"))
+    if digits > MAX_NUMBER_CHARS:
+        raise JSONValueError(f"a number of {digits:,} digits is too long (more than {MAX_NUMBER_CHARS} digits)")
+    return int(literal)
+
+
+def _bounded_float(literal: str) -> float:
+    if len(literal) > MAX_NUMBER_CHARS:
+        raise JSONValueError(f"a number of {len(literal):,} characters is too long "
+                             f"(more than {MAX_NUMBER_CHARS} digits)")
+    value = float(literal)
+    if not math.isfinite(value):
+        raise JSONValueError(f"{literal} is too large to be a finite number")
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def strict_json(text: str) -> Any:
+    """`json.loads` without Python's extensions: NaN and infinities refused, and numbers longer
+    than MAX_NUMBER_CHARS (JSONValueError); nesting beyond the recursion limit and a string holding
+    a lone surrogate (`"\\udcff"`, which no UTF-8 file can hold) are JSONValueErrors too, never a
+    RecursionError or a UnicodeEncodeError later."""
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int,
+                          parse_float=_bounded_float)
+    except RecursionError:
+        raise JSONValueError("nested too deeply (beyond the parser's recursion limit)") from None
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise JSONValueError(f"a string holds the lone surrogate {error.object[error.start]!r}, "
+                                 "which is not text") from None
+    return data
+
+
+def parse_results_json(text: str) -> Any:
+    """The JSON of a results file (`strict_json`, at most MAX_RESULTS_DEPTH levels deep), so that
+    no value a claim or a table shows is NaN, an infinity or a number Python cannot print."""
+    data = strict_json(text)
+    # Only the depth can still be wrong here: the hooks refused every other case. The walk that
+    # names where is run only once the quick one has found something.
+    if _deeper_than(data, MAX_RESULTS_DEPTH):
+        raise JSONValueError(_unrepresentable(data) or f"nested more than {MAX_RESULTS_DEPTH} levels deep")
+    return data
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether any value of `data` lies more than `limit` levels deep (the top level is level 1),
+    walking containers only."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        if children and depth + 1 > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def read_results(path: Path, name: str | None = None, *,
+                 missing: str = "missing: run `readout evaluate` to write it") -> Results:
+    """Read and parse one results file; every problem is an InputError naming the file."""
+    shown = display_path(path)
+    try:
+        if Path(path).stat().st_size > MAX_RESULTS_BYTES:
+            raise InputError(f"larger than {MAX_RESULTS_BYTES // (1024 * 1024)} MB: not a results file", path=shown)
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(missing, path=shown) from None
+    except OSError as error:
+        raise InputError(f"cannot read results file: {error.strerror}", path=shown) from None
+    try:
+        data = parse_results_json(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise InputError(f"results file is not UTF-8 (byte {error.start})", path=shown) from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"not valid JSON: {error.msg} (column {error.colno})", path=shown,
+                         line=error.lineno) from None
+    except ValueError as error:
+        # JSONValueError, or any other conversion the decoder refuses.
+        raise InputError(f"not a results file: {clip(str(error), 160)}", path=shown) from None
+    if not isinstance(data, dict):
+        raise InputError("expected a JSON object", path=shown, line=1)
+    try:
+        current = upgrade(data)
+    except ValueError as error:
+        raise InputError(str(error), path=shown, field="format_version") from None
+    return Results(name=name or Path(path).name, path=Path(path), sha256=sha256_bytes(raw), data=current,
+                   raw=data if current is not data else None)
