@@ -36,9 +36,9 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 
-from generator.claims.checker import check_project  # noqa: E402
-from generator.claims.freeze import freeze_project  # noqa: E402
-from generator.claims.ledger import load_ledger  # noqa: E402
+from generator.claims.tracing.checker import check_project  # noqa: E402
+from generator.claims.record.freeze import freeze_project  # noqa: E402
+from generator.claims.language.ledger import load_ledger  # noqa: E402
 from generator.project import load_project  # noqa: E402
 
 ROWS = ("dense", "sparse", "hybrid", "hybrid+rerank")
@@ -200,7 +200,7 @@ def gate_commands(runs: int) -> None:
     """`readout check` and `readout render --check` on both committed projects, each in a fresh
     interpreter, interleaved round by round with a bare start-up so that every ratio is measured
     side by side. One warm-up round first: a user's second check finds its memos and its bytecode
-    (generator.claims.memo; PYTHONDONTWRITEBYTECODE is dropped for the children so that, as for a
+    (generator.memo; PYTHONDONTWRITEBYTECODE is dropped for the children so that, as for a
     user, the package's modules are compiled once, not at every start)."""
     python = sys.executable
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}

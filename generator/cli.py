@@ -428,8 +428,8 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    from generator.claims.checker import check_project
-    from generator.claims.report import format_github, format_text, report_dict
+    from generator.claims.tracing.checker import check_project
+    from generator.claims.tracing.report import format_github, format_text, report_dict
     from generator.project import load_project
     
     report = check_project(load_project(args.project), record_history=not args.no_record)
@@ -452,7 +452,7 @@ def _configure_freeze(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_freeze(args: argparse.Namespace) -> int:
-    from generator.claims.freeze import freeze_project
+    from generator.claims.record.freeze import freeze_project
     from generator.project import load_project
     
     project = load_project(args.project)
@@ -503,7 +503,7 @@ def _declared_sections(ledger_path: Path, output: str) -> list[str]:
 
 
 def _run_import_draft(args: argparse.Namespace) -> int:
-    from generator.claims.draft import import_draft
+    from generator.claims.language.draft import import_draft
     
     added, skipped = import_draft(args.draft, args.output_name, args.ledger,
                                   _declared_sections(args.ledger, args.output_name))
@@ -536,6 +536,12 @@ def _report_render(outcome: RenderOutcome, check_only: bool) -> int:
               f"untraceable{', design freeze broken' if not report.freeze_ok else ''}). Fix or strike "
               f"the claims (readout check lists them), or pass --draft to render with every failure "
               f"flagged.", file=sys.stderr)
+        return EXIT_FINDINGS
+    if outcome.hidden:
+        _print_lines(outcome.hidden, sys.stderr)
+        print(f"Render refused: the page would leave out, change or hide what the tool discloses "
+              f"({len(outcome.hidden)} problem{'s' if len(outcome.hidden) != 1 else ''}); nothing written.",
+              file=sys.stderr)
         return EXIT_FINDINGS
     if outcome.drafted:
         print(f"Draft: rendering with {len(outcome.drafted)} flagged failure(s); not for release.", file=sys.stderr)

@@ -101,13 +101,32 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Container
 
+from generator.memo import book
+
 KINDS = ("number", "number word", "multiplier", "version", "ordinal", "fraction", "identifier")
+
+
+class _Lazy:
+    """A pattern compiled at its first use: a check that finds a sentence's numerals in its memo
+    (generator.memo) compiles none of the scanner's large patterns."""
+
+    def __init__(self, source: str, flags: int = 0):
+        self._source, self._flags, self._compiled = source, flags, None
+
+    @property
+    def pattern(self) -> str:
+        return self._source
+
+    def __getattr__(self, name: str):
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return getattr(self._compiled, name)
 
 PLACEHOLDER_OPEN = "\ue010"
 PLACEHOLDER_CLOSE = "\ue011"
 
-_WORD = re.compile(rf"[^\s{PLACEHOLDER_OPEN}{PLACEHOLDER_CLOSE}]+")
-_EDGE_PUNCTUATION = re.compile(r"^\W+|\W+$")
+_WORD = _Lazy(rf"[^\s{PLACEHOLDER_OPEN}{PLACEHOLDER_CLOSE}]+")
+_EDGE_PUNCTUATION = _Lazy(r"^\W+|\W+$")
 
 _MIXED = "\u2064"  # INVISIBLE PLUS: marks a vulgar fraction glued to a digit (1½ -> 1 1⁄2)
 _POWER = "^"       # marks superscript digits glued to a letter or digit (10² -> 10^2)
@@ -117,22 +136,22 @@ _EXTRA = str.maketrans({"\u2212": "-", "\u2010": "-", "\u2011": "-"})
 _CHARS: dict[str, tuple[str, bool, bool]] = {}
 _UNCHANGED = {PLACEHOLDER_OPEN, PLACEHOLDER_CLOSE}  # characters NFKC leaves alone (seen so far)
 
-_DIGIT = re.compile(r"\d")
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_DIGIT = _Lazy(r"\d")
+_NON_ASCII = _Lazy(r"[^\x00-\x7f]")
 
 _LEAD = r"(?:(?<![\w.,])[-+±.](?=\d)|(?<!\w)×[^\S\n]*(?=\d))"
 _JOIN = rf"(?:[.\-+/@'’{_FRACTION_SLASH}×{_MIXED}]|\^[-+]?|(?<=\d),(?=\d))"
-_TOKEN = re.compile(rf"(?P<lead>{_LEAD})?(?<!\w)(?P<body>(?:\w+{_JOIN})*?\w*?\d\w*(?:{_JOIN}\w+)*)[%‰×]?")
-_CHUNK = re.compile(rf"[\w.\-+/@'’{_FRACTION_SLASH}×{_MIXED}^,±%‰]*")  # a superset of token characters
-_TIMES_BEFORE = re.compile(r"[^\S\n]+×")  # on the reversed text: `× ` before a chunk opens `× 2`
-_PLAIN = re.compile(r"(\d+(?:,\d{3}(?!\d))*(?:\.\d+)*)[.,]?")  # a chunk that is a plain number
-_RUN = re.compile(r"\d+(?:,\d{3}(?!\d))*(?:\.\d+)*(?:[eE][-+]?\d+(?![^\W\d_]))?")
-_EXPONENT = re.compile(r"\^[-+]?\d+")
-_DENOMINATOR = re.compile(rf"[/{_FRACTION_SLASH}](\d+)(?![.,]\d)")
-_MIXED_FRACTION = re.compile(rf"{_MIXED}\d+{_FRACTION_SLASH}\d+")
-_FOLD_SUFFIX = re.compile(r"-?fold(?![^\W\d_])", re.IGNORECASE)
-_LETTERS = re.compile(r"[^\W\d_]+")
-_CAPITAL_HYPHEN = re.compile(r"(?:(?<=[A-Z])|(?<=[A-Z]\d)|(?<=[A-Z]\d\d)|(?<=[A-Z]\d\d\d))-")
+_TOKEN = _Lazy(rf"(?P<lead>{_LEAD})?(?<!\w)(?P<body>(?:\w+{_JOIN})*?\w*?\d\w*(?:{_JOIN}\w+)*)[%‰×]?")
+_CHUNK = _Lazy(rf"[\w.\-+/@'’{_FRACTION_SLASH}×{_MIXED}^,±%‰]*")  # a superset of token characters
+_TIMES_BEFORE = _Lazy(r"[^\S\n]+×")  # on the reversed text: `× ` before a chunk opens `× 2`
+_PLAIN = _Lazy(r"(\d+(?:,\d{3}(?!\d))*(?:\.\d+)*)[.,]?")  # a chunk that is a plain number
+_RUN = _Lazy(r"\d+(?:,\d{3}(?!\d))*(?:\.\d+)*(?:[eE][-+]?\d+(?![^\W\d_]))?")
+_EXPONENT = _Lazy(r"\^[-+]?\d+")
+_DENOMINATOR = _Lazy(rf"[/{_FRACTION_SLASH}](\d+)(?![.,]\d)")
+_MIXED_FRACTION = _Lazy(rf"{_MIXED}\d+{_FRACTION_SLASH}\d+")
+_FOLD_SUFFIX = _Lazy(r"-?fold(?![^\W\d_])", re.IGNORECASE)
+_LETTERS = _Lazy(r"[^\W\d_]+")
+_CAPITAL_HYPHEN = _Lazy(r"(?:(?<=[A-Z])|(?<=[A-Z]\d)|(?<=[A-Z]\d\d)|(?<=[A-Z]\d\d\d))-")
 _ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th"})
 
 _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -171,11 +190,11 @@ _NUMBER_WORD = _trie([*_UNITS, *_TENS, *_SCALES, *_PLURALS])
 _AFTER_SCALE = "|".join(f"(?<={scale})" for scale in _SCALES)
 _WORDS_PATTERN = (rf"\b(?:(?P<multiplier>{_trie(_MULTIPLIER_WORDS)})"
                   rf"|{_NUMBER_WORD}(?:(?:-|\s+|(?:{_AFTER_SCALE})\s+and\s+){_NUMBER_WORD})*(?P<fold>-?fold)?)\b")
-_WORDS = re.compile(_WORDS_PATTERN)  # on lowercased text: re.IGNORECASE makes the scan slow
-_WORDS_ANY_CASE = re.compile(_WORDS_PATTERN, re.IGNORECASE)  # when lowercasing changes the length
-_WORD_PARTS = re.compile(r"[a-z]+")
-_NUMBER_VALUE = re.compile(r"([-+±]?)(\.?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?)(?:\^([-+]?\d+))?")
-_FRACTION_PARTS = re.compile(rf"([-+±]?)(?:(\d+) )?(\d+)[/{_FRACTION_SLASH}](\d+)")
+_WORDS = _Lazy(_WORDS_PATTERN)  # on lowercased text: re.IGNORECASE makes the scan slow
+_WORDS_ANY_CASE = _Lazy(_WORDS_PATTERN, re.IGNORECASE)  # when lowercasing changes the length
+_WORD_PARTS = _Lazy(r"[a-z]+")
+_NUMBER_VALUE = _Lazy(r"([-+±]?)(\.?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?)(?:\^([-+]?\d+))?")
+_FRACTION_PARTS = _Lazy(rf"([-+±]?)(?:(\d+) )?(\d+)[/{_FRACTION_SLASH}](\d+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,9 +212,9 @@ class Numeral:
 
 # Letters that stand for digits to a reader: `lOO%` is 100 %, `l0` is 10, `O.5` is 0.5.
 _LOOKALIKE_DIGITS = str.maketrans({"l": "1", "I": "1", "O": "0", "o": "0"})
-_LOOKALIKE = re.compile(r"(?<![\w.\-/@])[-+]?[lIOo0-9][lIOo0-9.,]*[%‰]?(?![\w\-/@])")
+_LOOKALIKE = _Lazy(r"(?<![\w.\-/@])[-+]?[lIOo0-9][lIOo0-9.,]*[%‰]?(?![\w\-/@])")
 # A look-alike token needs a look-alike letter beside a digit, a point or a per-cent sign.
-_LOOKALIKE_HINT = re.compile(r"[lIOo][\d.,%‰]|[\d.][lIOo]")
+_LOOKALIKE_HINT = _Lazy(r"[lIOo][\d.,%‰]|[\d.][lIOo]")
 # Number words of the languages a ledger may be written in (generator.verdicts), kept to words no
 # English sentence uses otherwise (`un`, `ein`, `dos`, `six`, `once`, `cent` are left out).
 _FOREIGN_WORDS = {
@@ -209,7 +228,7 @@ _FOREIGN_WORDS = {
     "twee": 2, "drie": 3, "vijf": 5, "zeven": 7, "negen": 9, "tien": 10, "twintig": 20, "honderd": 100,
     "duizend": 1000,
 }
-_FOREIGN = re.compile(r"(?<![\w-])(?:" + "|".join(sorted((word for word in _FOREIGN_WORDS if word != "million"),
+_FOREIGN = _Lazy(r"(?<![\w-])(?:" + "|".join(sorted((word for word in _FOREIGN_WORDS if word != "million"),
                                                          key=len, reverse=True)) + r")(?![\w-])",
                       re.IGNORECASE)
 _DENOMINATORS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5,
@@ -217,12 +236,12 @@ _DENOMINATORS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, 
                  "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10, "hundredth": 100, "hundredths": 100,
                  "thousandth": 1000, "thousandths": 1000}
 # `a quarter of`, `a third of`, `two thirds`, `three quarters`: fractions said in words.
-_FRACTION_WORDS = re.compile(
+_FRACTION_WORDS = _Lazy(
     r"(?<![\w-])(?:(?P<article>an?|one)\s+(?P<single>" + "|".join(_DENOMINATORS) + r")(?=\s+of\b|-)"
     r"|(?P<count>" + "|".join(_UNITS[2:] + _TENS) + r")[\s-]+(?P<plural>" + "|".join(
         word for word in _DENOMINATORS if word.endswith("s") or word == "half") + r"))(?![\w])", re.IGNORECASE)
 # A digit-bearing identifier (`T-03`, `P-629`, `IDX-L03-001`): a name only when it names something.
-IDENTIFIER = re.compile(r"(?<![\w.-])(?:[A-Za-z0-9]+-)*[A-Z][A-Za-z0-9]*-\d+(?:-[A-Za-z0-9]+)*(?![\w-])")
+IDENTIFIER = _Lazy(r"(?<![\w.-])(?:[A-Za-z0-9]+-)*[A-Z][A-Za-z0-9]*-\d+(?:-[A-Za-z0-9]+)*(?![\w-])")
 
 
 def _extra_spans(text: str, ids: Container[str] | None) -> list[tuple[int, int, str]]:
@@ -287,8 +306,11 @@ def find_numerals(text: str, ids: Container[str] | None = None) -> list[Numeral]
 @functools.lru_cache(maxsize=16384)
 def _numerals(text: str, ids: Container[str] | None) -> tuple[Numeral, ...]:
     # A check reads the same words many times (a model name placed in several claims, labels on
-    # every render): numerals are immutable, so each text is scanned once per process.
-    return tuple(_merge(_find_numerals(text), _extra_spans(text, ids), text))
+    # every render): numerals are immutable, so each text is scanned once per process, and the
+    # scanner's outcome is remembered across checks by the text (generator.memo).
+    scanned = book("numerals").get(text, lambda: [[numeral.start, numeral.end, numeral.token, numeral.normalized,
+                                                   numeral.kind] for numeral in _find_numerals(text)])
+    return tuple(_merge([Numeral(*entry) for entry in scanned], _extra_spans(text, ids), text))
 
 
 def _find_numerals(text: str) -> list[Numeral]:

@@ -35,7 +35,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.claims.freeze import freeze_project
+from generator.claims.record.freeze import freeze_project
 from generator.core.rows import ROW_NAME, name_kind_problem
 from generator.core.runfiles import run_file_lines
 from generator.errors import InputError
@@ -169,7 +169,7 @@ _DECISIONS = """\
 
 Each record gives the choice, the alternative it beat, its cost and what would reverse it. A
 record's heading starts with its id; a reversal trigger that `readout check` computes sits under
-its record in a fenced `trigger` block (format: generator/claims/triggers.py).
+its record in a fenced `trigger` block (format: generator/claims/record/triggers.py).
 
 ## D1. Fuse dense and sparse with Reciprocal Rank Fusion
 
@@ -264,7 +264,7 @@ _BUILD_PLAN = """\
 
 _LEDGER = """\
 # The claim ledger: every sentence the reports say, with the evidence that must support it.
-# Format: generator/claims/ledger.py (docstring). A claim with no source never traces: `readout
+# Format: generator/claims/language/ledger.py (docstring). A claim with no source never traces: `readout
 # check` exits 1 and `readout build` renders only with --draft, every such claim flagged. Each
 # claim below carries, commented, a source that traces against the scaffold's design documents:
 # uncomment it (or write your own) and run `readout check`.
@@ -303,13 +303,15 @@ claims:
     section: results
     kind: evaluative
     text: "Hybrid ranks the relevant documents higher than dense alone on the sample."
-    # Measured instead: the text shows both values and a predicate compares them; whether it holds
-    # is for your data to say:
-    # text: "Hybrid reaches nDCG@5 {hybrid:.3f} on the sample, against dense {dense:.3f}."
+    # Measured instead: the text shows both values, a predicate compares them, and the assertion
+    # licenses "ranks above" (the checker computes it; whether it holds is for your data to say):
+    # text: "Hybrid ranks above dense on the sample: nDCG@5 {hybrid:.3f} against {dense:.3f}."
     # sources:
     #   - measured:
     #       values: {hybrid: "table[search=hybrid].nDCG@5", dense: "table[search=dense].nDCG@5"}
     #       predicate: "hybrid > dense"
+    # asserts:
+    #   - {higher: hybrid, than: dense, metric: nDCG@5}
   - id: limits-sample
     output: readout
     section: limits

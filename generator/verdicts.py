@@ -1,7 +1,7 @@
 """Recognising a release verdict the way a reader would, in any text a reader sees.
 
 A verdict says what to do with the reranker: ship it, hold it back, switch it on, drop it, or
-that it pays for itself. Only a decision record's trigger computes one (generator.claims.triggers),
+that it pays for itself. Only a decision record's trigger computes one (generator.claims.record.triggers),
 so `check` looks for verdicts in every claim, cited decision or not, and in every other text a
 reader sees (strike reasons, labels, section titles; generator.wording). A sentence that cites a
 decision may say that decision's current outcome, word for word, and no other verdict.
@@ -21,8 +21,9 @@ What counts (each a test table in tests/claims/test_verdicts.py):
 - **Quotation marks change nothing** unless the quoted words are a unit the claim quotes from a
   design document (a quoted rule is the design's, not a verdict).
 - **Languages**: claims in English and every language the ledger declares (`languages: [de]`),
-  from LEXICONS (a language without a lexicon is refused when the ledger loads); labels, titles
-  and strike reasons in every language there is a lexicon for.
+  from the `verdict` class of each language's lexicon (generator/lexicons/*.yaml; a language
+  without a lexicon is refused when the ledger loads); labels, titles and strike reasons in every
+  language there is a lexicon for.
 
 An undecided decision reads naturally: "whether to ship the reranker cannot be decided yet" says
 the undecided outcome, and "whether to" followed by one of the trigger's own outcome phrases is
@@ -37,51 +38,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# The reranker, however a sentence names it.
-_RERANKER = (r"(?:(?:the|our|this|that|a|its)\s+)?(?:re-?rank\w*|cross-?encoders?|hybrid\s*\+\s*rerank|model|"
-             r"row|stage|second\s+stage|it|them|this|that)")
+from generator import lexicon
 
-_ENGLISH_RELEASE = (
-    r"ship(?:s|ped|ping)?|deploy(?:s|ed|ing|ment)?|roll(?:s|ed|ing)?[\s-]+(?:\S+\s+){0,3}?out\b|rollout|"
-    r"launch(?:es|ed|ing)?|go(?:es)?[\s-]+live|went[\s-]+live|going[\s-]+live|"
-    r"adopt(?:s|ed|ing|ion)?|recommend(?:s|ed|ing|ation)?|approv(?:e|es|ed|ing|al)|green[\s-]?(?:light(?:s|ed)?|lit)|"
-    r"sign(?:s|ed)?[\s-]+off|put(?:s|ting)?\s+(?:\w+\s+){0,3}into\s+production|productioni[sz](?:e|es|ed|ing)")
-_ENGLISH_KEEP_OR_DROP = (
-    r"(?:use|uses|used|using|keep|keeps|kept|keeping|release|releases|released|releasing|enable|enables|enabled|"
-    r"enabling|disable|disables|disabled|"
-    r"drop|drops|dropped|dropping|remove|removes|removed|removing|reject|rejects|rejected|rejecting|retire|"
-    r"retires|retired|shelve|shelves|shelved|pull|pulls|pulled|(?:switch|turn)(?:s|ed|ing)?\s+(?:on|off)|"
-    r"hold(?:s|ing)?\s+back|held\s+back)\s+(?:\w+\s+){0,2}?" + _RERANKER)
-_ENGLISH_ON_OFF = r"(?:switch|turn)(?:s|ed|ing)?\s+" + _RERANKER + r"\s+(?:on|off)"
-_ENGLISH_WORTH = (r"(?:pays|paid|paying)\s+(?:off|for\s+itself)|(?:is|was|isn't|wasn't|are|not)\s+(?:\w+\s+)?"
-                  r"worth\s+(?:it|its|the)\b|earns?\s+its\s+(?:\w+\s+)?(?:cost|keep|time)")
-
-LEXICONS: dict[str, str] = {
-    "en": "|".join((_ENGLISH_RELEASE, _ENGLISH_KEEP_OR_DROP, _ENGLISH_ON_OFF, _ENGLISH_WORTH)),
-    "de": (r"ausliefern|ausgeliefert|ausrollen|ausgerollt|einführen|eingeführt|einsetzen|eingesetzt|"
-           r"freigeben|freigegeben|empfehlen|empfohlen|empfiehlt|live\s+schalten|in\s+produktion|"
-           r"lohnt\s+sich|rechnet\s+sich|verwerfen|verworfen|abschalten|abgeschaltet"),
-    "fr": (r"déploy\w*|deploy\w*|livr(?:er|é|ée|ons|ez)|lanc(?:er|é|ée|ons)|mettre\s+en\s+production|"
-           r"mise\s+en\s+production|recommand\w*|adopt(?:er|é|ée|ons)|rentable|vaut\s+(?:le\s+coup|la\s+peine)|"
-           r"abandonn\w*|rejet\w*"),
-    "es": (r"despleg\w*|desplieg\w*|lanz(?:ar|ado|amos)|poner\s+en\s+producción|recomend\w*|recomiend\w*|"
-           r"adopt(?:ar|ado|amos)|vale\s+la\s+pena|rentable|descart\w*|rechaz\w*"),
-    "nl": r"uitrollen|uitgerold|invoeren|ingevoerd|aanbevel\w*|aanbevol\w*|in\s+productie|loont|de\s+moeite\s+waard",
-}
-
-_COMPILED: dict[tuple[str, ...], re.Pattern] = {}
 
 
 def supported_languages() -> tuple[str, ...]:
-    return tuple(sorted(LEXICONS))
+    """The languages there is a lexicon for (generator/lexicons/)."""
+    return lexicon.languages()
 
 
 def _pattern(languages: tuple[str, ...]) -> re.Pattern:
-    key = tuple(sorted(set(("en",) + languages)))
-    if key not in _COMPILED:
-        _COMPILED[key] = re.compile(r"(?<![\w-])(?:" + "|".join(f"(?:{LEXICONS[code]})" for code in key) + r")(?![\w])",
-                                    re.IGNORECASE)
-    return _COMPILED[key]
+    return lexicon.pattern("verdict", tuple(sorted(set(languages))))
 
 
 @dataclass(frozen=True)

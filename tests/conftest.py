@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.claims.freeze import freeze_project, pending_post_hoc
+from generator.claims.record.freeze import freeze_project, pending_post_hoc
 from generator.cli import main
 from generator.project import load_project
 from generator.results import seal
@@ -411,7 +411,7 @@ class Outcome:
 
 
 def claim(claim_id: str, text: str, sources: str = "", *, kind: str = "factual", output: str = "readout",
-          section: str = "results", extra: str = "") -> str:
+          section: str = "results", extra: str = "", asserts: list[dict] | None = None) -> str:
     """One ledger claim as YAML (column 0; conftest's ledger_text indents it into `claims:`)."""
     lines = [f"- id: {claim_id}", f"  output: {output}", f"  section: {section}", f"  kind: {kind}",
              f"  text: {json.dumps(text, ensure_ascii=False)}"]
@@ -419,6 +419,9 @@ def claim(claim_id: str, text: str, sources: str = "", *, kind: str = "factual",
     if sources:
         lines.append("  sources:")
         lines += ["    " + line for line in sources.splitlines() if line.strip()]
+    if asserts:
+        lines.append("  asserts:")
+        lines += ["    - " + json.dumps(entry, ensure_ascii=False) for entry in asserts]
     return "\n".join(lines) + "\n"
 
 
@@ -593,7 +596,8 @@ def without_git_rows(text: str | bytes) -> str:
     repository renders "not anchored, no git history" there, and everything else byte for byte."""
     text = text.decode("utf-8") if isinstance(text, bytes) else text
     for label in GIT_ROW_LABELS:
-        text = re.sub(rf'<tr><th scope="row">{re.escape(label)}</th><td>.*?</td></tr>\n', "", text)
+        text = re.sub(rf'<tr(?: data-readout="order")?><th scope="row">{re.escape(label)}</th><td>.*?</td></tr>\n', "",
+                      text)
         text = re.sub(rf"\n{re.escape(label)}: [^\n]*\n", "\n", text)
     return text
 
@@ -612,3 +616,25 @@ def git_commit(root: Path, message: str, *paths: str) -> str:
     run_git(root, "add", *paths)
     run_git(root, "commit", "-q", "-m", message)
     return run_git(root, "rev-parse", "HEAD")
+
+
+def rule_view(text: str, rows=(), **paths: str):
+    """A claim's view (generator.claims.tracing.view) bound by hand, for a rule's unit test: the
+    sentence `text`, its placeholders bound to `paths` of results.json (located with the SciFact
+    review's roles) and the rows of its file. Rules that read the project (decisions, the
+    design's budgets, other files) are tested through `make_project` instead."""
+    from types import SimpleNamespace
+
+    from generator.claims.language.ledger import Claim, parse_placeholders
+    from generator.claims.language.visible import Visible
+    from generator.claims.tracing.naming import ShownValue
+    from generator.claims.tracing.view import ClaimView
+    from generator.results import parse_path
+
+    claim = Claim(id="c", line=1, output="readout", section="results", kind="factual", text=text,
+                  placeholders=parse_placeholders(text))
+    view = ClaimView(claim, SimpleNamespace(languages=()))
+    view.declared = {name: ShownValue(name, "results.json", parse_path(path)) for name, path in paths.items()}
+    view.rows = set(rows)
+    view.visible = Visible(" ".join(text.split()))
+    return view

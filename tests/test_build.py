@@ -154,7 +154,7 @@ claims:
 
 @pytest.fixture
 def sandbox_project(tmp_path, monkeypatch):
-    from generator.claims.freeze import freeze_project
+    from generator.claims.record.freeze import freeze_project
     from generator.project import load_project
 
     root = tmp_path / "l03"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from generator import cli
-from generator.claims import checker
+from generator.claims.tracing import checker
 from generator.cli import COMMANDS, EXCEPTION_EXIT_CODES, exit_code_for, main
 from generator.errors import InputError
 from generator.fileio import reading

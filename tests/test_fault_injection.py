@@ -16,7 +16,7 @@ import pytest
 
 from generator import fileio
 from generator.build import build_project
-from generator.claims.measured import ResultsFiles
+from generator.claims.tracing.measured import ResultsFiles
 from generator.evaluate.pipeline import set_problem, write_sealed_results
 from generator.project import load_project
 from generator.render.renderer import render_project
@@ -202,7 +202,7 @@ def test_a_sandbox_build_killed_at_any_rename_is_refused_or_complete_and_a_rebui
         assert _temporaries(root / "outputs") == []
         project = load_project(root)
         # Whatever the kill left, no reader takes it for a finished build.
-        from generator.claims.checker import check_project
+        from generator.claims.tracing.checker import check_project
 
         report = check_project(project)
         rendered_current = report.ok and render_project(project, check_only=True).stale == []

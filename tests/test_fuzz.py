@@ -18,8 +18,8 @@ deep nesting, byte order marks, non-UTF-8 bytes, enormous ids). Then:
   so an exception that is not a `ReadoutError` prints its traceback and fails the property.
 
 The results, freeze and history properties hold the CLI contract only by default: the re-derivation
-of a forged-seal results file (generator/claims/rederive.py) and the freeze and history readers
-(generator/claims/freeze.py) still end in an internal error on some inputs. READOUT_FUZZ_STRICT=1
+of a forged-seal results file (generator/claims/tracing/rederive.py) and the freeze and history readers
+(generator/claims/record/freeze.py) still end in an internal error on some inputs. READOUT_FUZZ_STRICT=1
 holds them to the strict property too; READOUT_FUZZ_EXAMPLES=N runs N examples per property
 instead of the default (the whole file then takes well under a minute).
 

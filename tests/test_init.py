@@ -48,10 +48,10 @@ def _init(argv: list[str]) -> int:
 
 
 def _uncomment_sources(ledger: Path) -> None:
-    """Replace each starter claim's text and sources by the commented ones beneath it."""
+    """Replace each starter claim's text, sources and assertions by the commented ones beneath it."""
     lines, out, index = ledger.read_text(encoding="utf-8").splitlines(), [], 0
     while index < len(lines):
-        match = re.match(r"(\s*)# (text|sources):(.*)", lines[index])
+        match = re.match(r"(\s*)# (text|sources|asserts):(.*)", lines[index])
         if not match:
             out.append(lines[index])
             index += 1
@@ -62,7 +62,7 @@ def _uncomment_sources(ledger: Path) -> None:
             out[position] = f"{indent}text:{rest}"
             index += 1
             continue
-        out.append(f"{indent}sources:{rest}")
+        out.append(f"{indent}{key}:{rest}")
         index += 1
         while index < len(lines) and lines[index].startswith(indent + "#   "):
             out.append(indent + lines[index][len(indent) + 2:])
@@ -185,7 +185,7 @@ def test_check_exits_1_because_no_claim_has_a_source(tmp_path, capsys):
     assert main(["check", "--no-record", str(tmp_path / "p")]) == 1
     out = capsys.readouterr().out
     for claim in STARTER_CLAIMS:
-        assert re.search(rf"claim {claim} \(\w+\): no source: ", out), claim
+        assert re.search(rf"claim {claim} \(\w+\): \[source-present\] no source: ", out), claim
     assert f"untraceable claims / total claims = {len(STARTER_CLAIMS)}/{len(STARTER_CLAIMS)}" in out
 
 

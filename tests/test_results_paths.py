@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from generator.results import PathSyntaxError, parse_path, resolve
-from generator.claims.predicates import PredicateEvaluationError, PredicateSyntaxError, compile_predicate
+from generator.claims.language.predicates import PredicateEvaluationError, PredicateSyntaxError, compile_predicate
 
 DATA = {
     "table": [{"search": "dense", "measured": True, "nDCG@5": 0.5, "paired_vs_dense": {"nDCG@5": {"ci95_low": -0.1}}},

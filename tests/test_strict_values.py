@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.claims.design import CLOSEST_MAX_WORDS, DesignLibrary, check_design_source
-from generator.claims.ledger import DesignSource
+from generator.claims.record.design import CLOSEST_MAX_WORDS, DesignLibrary, check_design_source
+from generator.claims.language.ledger import DesignSource
 from generator.cli import main
 from generator.errors import InputError
 from generator.evaluate.data import load_dataset, load_qrels

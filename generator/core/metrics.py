@@ -1,6 +1,6 @@
 """Ranking metrics as pure functions: a per-query function and, where useful, a macro mean.
 
-Pure Python (no numpy): the checker (generator.claims.rederive) imports this module and re-derives
+Pure Python (no numpy): the checker (generator.claims.tracing.rederive) imports this module and re-derives
 every figure from the metric definitions a results manifest declares.
 
 Conventions (they differ between toolkits, so they are settled here). For one query: d_1, d_2, ...

@@ -1,6 +1,6 @@
 """Paired statistics in pure Python: the exact two-sided sign-flip count, wins/ties/losses, and
 the argument checks they share. The evaluation stage (generator.core.uncertainty) and the
-checker, which re-derives recorded p-values without numpy (generator.claims.rederive), both use
+checker, which re-derives recorded p-values without numpy (generator.claims.tracing.rederive), both use
 these very functions, so the two can never disagree.
 """
 

@@ -24,14 +24,15 @@ import jinja2
 from jinja2 import BytecodeCache, Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from jinja2.bccache import Bucket
 
-from generator.claims.checker import check_project
-from generator.claims.memo import Memo, default_memo
-from generator.claims.report import CheckReport, failure_lines
+from generator.claims.tracing.checker import check_project
+from generator.memo import Memo, default_memo
+from generator.claims.tracing.report import CheckReport, failure_lines
 from generator.errors import InputError
 from generator.fileio import display_path, reading, sha256_file, sha256_text, write_set
-from generator.project import Project
+from generator.project import Project, default_templates_dir
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.render import charts
+from generator.render.disclosure import build_disclosure, css_problems, missing_blocks, relabelled
 from generator.render.doors import Door, HtmlDoor, MarkdownDoor
 from generator.render.labels import LABELS_NAME, Labels, load_labels
 from generator.render.orphans import Orphan, scan
@@ -106,8 +107,34 @@ def render_outputs(project: Project, report: CheckReport, *, draft: bool = False
         }
         context = _context(project, report, spec, shared, door, labels, draft, stamp)
         marked = _render_template(env, templates_dir, spec.template, context)
-        rendered.append(Rendered(spec.name, project.outputs_dir / spec.file, marked, stamp))
+        output = Rendered(spec.name, project.outputs_dir / spec.file, marked, stamp)
+        if spec.is_html and not shared.flagged:
+            output.disclosure_problems = _disclosure_problems(output, context, label_texts, templates_dir)
+        rendered.append(output)
     return rendered
+
+
+def _disclosure_problems(output: Rendered, context: dict[str, Any], label_texts: dict[str, str],
+                         templates_dir: Path) -> list[str]:
+    """What the page does to the disclosure blocks the tool owns (generator.render.disclosure): each
+    one present verbatim, in the package's words, and not hidden by any stylesheet."""
+    disclosure = context["disclosure"]
+    shown = display_path(output.path)
+    problems = []
+    package_dir = default_templates_dir()
+    if templates_dir.resolve() != package_dir.resolve():
+        package = load_labels(package_dir / LABELS_NAME)
+        problems += [f"{display_path(templates_dir / LABELS_NAME)}: {key}: a disclosure label the tool owns "
+                     f"reads {package[key]!r} in every readout; it may not be changed"
+                     for key in relabelled(disclosure.labels_read, label_texts, package)]
+    post_hoc = [str(claim.text) + str(claim.post_hoc_mark) for section in context["sections"]
+                for claim in section.claims if claim.post_hoc]
+    problems += missing_blocks(output.marked, disclosure, post_hoc, shown)
+    # The page's stylesheets read against its blocks: remembered by the page's bytes, as the
+    # orphan scan is (an HTML5 parse and every selector matched on it).
+    problems += default_memo().remembered("disclosure styles", {"name": shown, "sha256": sha256_text(output.text)},
+                                          lambda: css_problems(output.text, shown))
+    return problems
 
 
 def _context(project: Project, report: CheckReport, spec: OutputSpec, shared: _Shared, door: Door, labels: Labels,
@@ -117,6 +144,15 @@ def _context(project: Project, report: CheckReport, spec: OutputSpec, shared: _S
     first_draft = report.first_draft
     claims, withdrawn = claim_views(spec, report, door, labels, draft, shared.queries_by_file,
                                     "verdict" if "verdict" in spec.section_ids else None)
+    table = table_view(spec.table, shared.table_files[spec.table.file], door, labels) if spec.table else None
+    provenance = provenance_view(spec, report, results, shared.results_hashes, shared.template_hashes,
+                                 shared.config_hash, door, labels)
+    disclosure = build_disclosure(labels, decisions=decisions_view(report, door, labels),
+                                  order=order_view(report, door, labels), provenance=provenance,
+                                  table_sample=table["sample"] if table else None, html=spec.is_html)
+    for section_claims in claims.values():
+        for claim in section_claims:
+            claim.post_hoc_mark = disclosure.post_hoc_mark if claim.post_hoc else ""
     sections = [SectionView(s.id, anchor("section-", s.id), labels[f"section:{s.id}"], s.show, claims[s.id])
                 for s in spec.sections]
     return {
@@ -133,11 +169,11 @@ def _context(project: Project, report: CheckReport, spec: OutputSpec, shared: _S
                                 for name, (u, t) in report.by_output.items()]},
         "withdrawn": withdrawn,
         "per_query": per_query_view(results, door, labels),
-        "table": table_view(spec.table, shared.table_files[spec.table.file], door, labels) if spec.table else None,
+        "table": table,
+        "disclosure": disclosure,
         "charts": _charts(spec, shared.table_files[(spec.table or TableSpec()).file], door, labels,
                           _budget(report)) if spec.is_html else {},
-        "provenance": provenance_view(spec, report, results, shared.results_hashes, shared.template_hashes,
-                                      shared.config_hash, door, labels),
+        "provenance": provenance,
         "claims_by_kind": claims_by_kind(report, door),
         "decisions": decisions_view(report, door, labels),
         "order": order_view(report, door, labels),
@@ -245,7 +281,7 @@ def _charts(spec: OutputSpec, results: Results, door: Door, labels: Labels, budg
 
 def find_orphans(rendered: list[Rendered], memo: Memo | None = None) -> list[Orphan]:
     """Every orphan text of the outputs; the scan of a text already scanned is remembered
-    (generator.claims.memo: an HTML5 parse of the readout is the slowest step of `render --check`)."""
+    (generator.memo: an HTML5 parse of the readout is the slowest step of `render --check`)."""
     memo = memo if memo is not None else default_memo()
     found: list[Orphan] = []
     for output in rendered:
@@ -281,6 +317,8 @@ class RenderOutcome:
 
     report: CheckReport
     refused: list[str] = field(default_factory=list)
+    # What a release page would do to the disclosure blocks the tool owns (nothing is written).
+    hidden: list[str] = field(default_factory=list)
     drafted: list[str] = field(default_factory=list)
     orphans: list[Orphan] = field(default_factory=list)
     rendered: list[Rendered] = field(default_factory=list)
@@ -289,7 +327,7 @@ class RenderOutcome:
 
     @property
     def ok(self) -> bool:
-        return not self.refused and not self.orphans and not self.stale
+        return not self.refused and not self.hidden and not self.orphans and not self.stale
 
 
 def render_project(project: Project, *, draft: bool = False, check_only: bool = False,
@@ -305,6 +343,10 @@ def render_project(project: Project, *, draft: bool = False, check_only: bool = 
     outcome.rendered = render_outputs(project, report, draft=draft)
     outcome.orphans = find_orphans(outcome.rendered)
     if outcome.orphans:
+        return outcome
+    hidden = [problem for output in outcome.rendered for problem in output.disclosure_problems]
+    if hidden and not draft:
+        outcome.hidden = hidden
         return outcome
     if check_only:
         outcome.stale = stale_outputs(outcome.rendered)

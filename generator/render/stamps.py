@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -29,6 +29,8 @@ class Rendered:
     path: Path
     marked: str
     stamp: dict[str, Any]
+    # What the page does to the disclosure blocks the tool owns (generator.render.disclosure).
+    disclosure_problems: list[str] = field(default_factory=list)
 
     @property
     def text(self) -> str:

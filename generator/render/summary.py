@@ -16,7 +16,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from generator.claims.triggers import evaluate_trigger, read_design_rules
+from generator.claims.record.triggers import evaluate_trigger, read_design_rules
 from generator.core.options import RESULTS_FILE
 from generator.errors import InputError
 from generator.fileio import atomic_write_text, display_path

@@ -7,12 +7,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from generator.claims.report import CheckReport, ClaimResult
+from generator.claims.tracing.report import CheckReport, ClaimResult
 from generator.core.options import SHAPE_COST
 from generator.errors import InputError
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.wording import data_text_problem
-from generator.claims.design import reduce_markdown
+from generator.claims.record.design import reduce_markdown
 from generator.render.sources import design_quote, measured_sentence, short_value
 from generator.render.doors import Door
 from generator.render.labels import Labels
@@ -30,8 +30,10 @@ class ClaimView:
     struck: bool
     flag: bool
     notes: list[Any]
-    # A verdict whose decision's rule was set or moved after results existed (labelled, never hidden).
+    # A verdict whose decision's rule was set or moved after results existed (labelled, never hidden:
+    # its mark is the tool's, generator.render.disclosure).
     post_hoc: bool = False
+    post_hoc_mark: Any = ""
 
 
 @dataclass

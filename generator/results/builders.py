@@ -1,5 +1,5 @@
 """One builder per block: the evaluation stage, the sandbox and the checker's re-derivation
-(generator.claims.rederive) all call these, so a block is built one way only and checking a file
+(generator.claims.tracing.rederive) all call these, so a block is built one way only and checking a file
 is rebuilding its blocks from its run files and judgements and comparing.
 
 Pure: rankings and judgements in (wherever they came from: the retrieval rows, a run file, a test

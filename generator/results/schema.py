@@ -191,6 +191,13 @@ FIELDS: tuple[Field, ...] = (
     Field("over_mean", "the over row's own mean of the metric", "mean", "metric value"),
     Field("family", "how many pairs share the correction", "count", "pairs"),
     Field("verdict", "the comparison's verdict", "category"),
+    # What a model's training read (manifest.models.*.training): a count says its own noun.
+    Field("steps", "optimiser steps a model was trained for", "count", "steps"),
+    Field("training_pairs", "pairs a model was trained on", "count", "pairs"),
+    Field("queries_read", "queries the training read", "count", "queries"),
+    Field("relevance_judgements_read", "relevance judgements the training read", "count", "judgements"),
+    Field("name", "a model's name as loaded", "identity"),
+    Field("requested", "the model name a row asked for", "identity"),
 )
 _FIELDS_BY_NAME = {entry.name: entry for entry in FIELDS if "{" not in entry.name}
 _FIELD_PATTERNS = [entry for entry in FIELDS if "{" in entry.name]
@@ -319,7 +326,11 @@ MEAN_TOKEN_LENGTH = Block("mean_token_length", "the mean document length in toke
                           json_type="number")
 QUERY_DETAILS = Block("query_details", "each topic's query, its tokens, their document frequencies and IDF, and each "
                       "candidate's query-term coverage", ("query_details.{query}.{field}...",),
-                      writers=("sandbox",), over_queries=False, derived=False)
+                      writers=("sandbox",), over_queries=False, derived=False,
+                      fields=(Field("document_frequency", "documents holding each query token", "count", "documents"),
+                              Field("idf", "each query token's inverse document frequency", "score"),
+                              Field("tokens", "the query's tokens, in order", "list"),
+                              Field("rerank_coverage", "each candidate's query-term coverage", "score")))
 BM25_TOP5 = Block("bm25_top5", "each topic's BM25 top five with scores and the query terms each document holds",
                   ("bm25_top5.{query}[{index}].{field}...",), writers=("sandbox",), derived=False)
 OPAQUE_RUN = Block("opaque_run", "the supplied opaque run's metadata (its model identity: none)",

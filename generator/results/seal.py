@@ -4,7 +4,7 @@ The seal: a results file written by `readout evaluate` or `readout sandbox` carr
 `manifest.seal = {"sha256": ..., "writer": ...}`, the sha256 of the canonical JSON of the whole
 document without the seal (sorted keys, no spaces, UTF-8). Only sealed files can be cited by a
 claim. A seal is not a signature (anyone can recompute it), so the checker also rebuilds every
-block from the run files and judgements the file names (generator.claims.rederive). The seal is
+block from the run files and judgements the file names (generator.claims.tracing.rederive). The seal is
 checked on the file as written; readers get it in the current format (`Results.data`, upgraded by
 `generator.results.upgrade`), and through the model (`Results.model`).
 """
@@ -24,6 +24,7 @@ from typing import Any
 from generator.core.options import RESULTS_NAME  # noqa: F401 (the results file's name, read from here)
 from generator.errors import InputError, ReadoutError
 from generator.fileio import display_path, sha256_bytes
+from generator.memo import default_memo
 from generator.results.model import ResultsModel
 from generator.results.paths import clip
 from generator.results.upgrade import upgrade
@@ -211,6 +212,20 @@ def _deeper_than(data: Any, limit: int) -> bool:
     return False
 
 
+def _parsed(raw: bytes) -> Any:
+    """`parse_results_json` of a file's bytes. Bytes it has accepted before (remembered by their
+    sha256, generator.memo) are parsed by the plain decoder: the same values, without the hooks and
+    the walk that made sure of them, which cost more than the parse."""
+    digest = hashlib.sha256(raw).hexdigest()
+    memo = default_memo()
+    if memo.enabled() and memo.load("strict results json", digest) is not None:
+        return json.loads(raw.decode("utf-8"))
+    data = parse_results_json(raw.decode("utf-8"))
+    if memo.enabled():
+        memo.store("strict results json", digest, True)
+    return data
+
+
 def read_results(path: Path, name: str | None = None, *,
                  missing: str = "missing: run `readout evaluate` to write it") -> Results:
     """Read and parse one results file; every problem is an InputError naming the file."""
@@ -224,7 +239,7 @@ def read_results(path: Path, name: str | None = None, *,
     except OSError as error:
         raise InputError(f"cannot read results file: {error.strerror}", path=shown) from None
     try:
-        data = parse_results_json(raw.decode("utf-8"))
+        data = _parsed(raw)
     except UnicodeDecodeError as error:
         raise InputError(f"results file is not UTF-8 (byte {error.start})", path=shown) from None
     except json.JSONDecodeError as error:

@@ -1,12 +1,12 @@
-"""One budget, one number (generator.claims.triggers) and a trace score that cannot be padded
-(generator.claims.repeats)."""
+"""One budget, one number (generator.claims.record.triggers) and a trace score that cannot be padded
+(generator.claims.language.repeats)."""
 
 from __future__ import annotations
 
 import pytest
 
-from generator.claims.checker import check_project
-from generator.claims.repeats import find_repeats, sentence_key
+from generator.claims.tracing.checker import check_project
+from generator.claims.language.repeats import find_repeats, sentence_key
 from generator.cli import main
 from generator.errors import InputError
 from generator.project import load_project

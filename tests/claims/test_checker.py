@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.claims.checker import check_project
+from generator.claims.tracing.checker import check_project
 from generator.cli import main
 from generator.project import load_project
-from generator.claims.freeze import freeze_project
+from generator.claims.record.freeze import freeze_project
 from tests.conftest import (DENSE, FIXTURE_FREEZE_TIME, FUSION, HYBRID, REPOSITORY_ROOT as REPOSITORY, SPARSE, claim,
                             cli_in_fresh_interpreter, design, ledger_text, measured, write_project_files)
 
@@ -102,7 +102,7 @@ def test_unstruck_claim_without_source_exits_1(project, capsys):
     code, out, _ = run(capsys)
     line = ledger_line(project, "no-source")
     assert code == 1
-    assert out.splitlines()[0] == (f"claims/ledger.yaml:{line}: claim no-source (factual): no source: attach a design "
+    assert out.splitlines()[0] == (f"claims/ledger.yaml:{line}: claim no-source (factual): [source-present] no source: attach a design "
                                    "quote or a measured path, or strike it with a reason")
     assert out.splitlines()[-1] == "Check failed: 1 of 4 claims"
 
@@ -113,7 +113,7 @@ def test_quote_not_in_document_shows_closest_passage_and_line(project, capsys):
     code, out, _ = run(capsys)
     line = ledger_line(project, "wrong-quote")
     assert code == 1
-    assert out.splitlines()[0] == (f"claims/ledger.yaml:{line}: claim wrong-quote (factual): quote not found in "
+    assert out.splitlines()[0] == (f"claims/ledger.yaml:{line}: claim wrong-quote (factual): [design-quote] quote not found in "
                                    'design/decisions.md; closest (line 10): "One library, bm25s, for exact sparse '
                                    'search."')
 
@@ -132,7 +132,7 @@ def test_typo_in_results_path_lists_available_keys(project, capsys):
     line = ledger_line(project, "path-typo")
     assert code == 1
     assert out.splitlines()[0] == (
-        f"claims/ledger.yaml:{line}: claim path-typo (performance): path table[search=dense].nDGC@5 not found in "
+        f"claims/ledger.yaml:{line}: claim path-typo (performance): [path-resolves] path table[search=dense].nDGC@5 not found in "
         "outputs/results.json: no key 'nDGC@5' at table[search=dense] (did you mean 'nDCG@5'?); available: "
         "delta_nDCG@5_vs_dense, delta_recall@50_vs_dense, delta_recall@5_vs_dense, measured, model, nDCG@5, "
         "recall@5, recall@50, search")
@@ -156,7 +156,7 @@ def test_typed_number_without_placeholder_exits_1(project, capsys):
     assert f"{dense:.2f}" == "0.35"
     assert code == 1
     assert out.splitlines()[0] == (
-        f"claims/ledger.yaml:{line}: claim typed-number (performance): number '0.35' is typed by hand: no placeholder "
+        f"claims/ledger.yaml:{line}: claim typed-number (performance): [number-placed] number '0.35' is typed by hand: no placeholder "
         f"fills it and no quoted design span holds it with the same words around it; it matches dense = {dense!r}: "
         "write {dense:.2f}")
 
@@ -167,7 +167,7 @@ def test_hand_typed_081_in_design_claim_exits_1(project, capsys):
                                 design("Hybrid uses RRF with constant 60 over both top-50 lists.")))
     code, out, _ = run(capsys)
     assert code == 1
-    assert "claim typed-081 (factual): number '0.81' is typed by hand: no placeholder fills it and no quoted design " \
+    assert "claim typed-081 (factual): [number-placed] number '0.81' is typed by hand: no placeholder fills it and no quoted design " \
            "span holds it with the same words around it\n" in out
     assert "number '60'" not in out and "number '50'" not in out
 
@@ -180,7 +180,7 @@ def test_false_predicate_reports_expected_and_found(project, capsys):
     line = ledger_line(project, "sparse-wins")
     table = {row["search"]: row for row in results_of(project)["table"]}
     assert code == 1
-    assert out.splitlines()[0] == (f"claims/ledger.yaml:{line}: claim sparse-wins (evaluative): predicate false: "
+    assert out.splitlines()[0] == (f"claims/ledger.yaml:{line}: claim sparse-wins (evaluative): [predicate-holds] predicate false: "
                                    f"expected sparse > dense, found dense={table['dense']['nDCG@5']!r}, "
                                    f"sparse={table['sparse']['nDCG@5']!r}")
 
@@ -190,7 +190,7 @@ def test_evaluative_claim_without_predicate_exits_1(project, capsys):
                                 measured({"h": "table[search=hybrid].nDCG@5"}), kind="evaluative"))
     code, out, _ = run(capsys)
     assert code == 1
-    assert ("claim no-predicate (evaluative): the claim needs a predicate because it compares ('better'): state the "
+    assert ("claim no-predicate (evaluative): [comparison-held] the claim needs a predicate because it compares ('better'): state the "
             "comparison (for example `hybrid > dense`) so the checker can hold it") in out
 
 
@@ -200,7 +200,7 @@ def test_claim_about_unmeasured_row_exits_1(project, capsys):
     code, out, _ = run(capsys)
     line = ledger_line(project, "rerank-quality")
     assert code == 1
-    assert out.splitlines()[0] == (f"claims/ledger.yaml:{line}: claim rerank-quality (performance): rerank = "
+    assert out.splitlines()[0] == (f"claims/ledger.yaml:{line}: claim rerank-quality (performance): [path-resolves] rerank = "
                                    "table[search=hybrid+rerank].nDCG@5: row hybrid+rerank was not measured: "
                                    "no cross-encoder offline")
 
@@ -210,7 +210,7 @@ def test_null_value_is_not_measured(project, capsys):
                                 kind="performance", section="cost"))
     code, out, _ = run(capsys)
     assert code == 1
-    assert "claim p95 (performance): p95 = p95_rerank_milliseconds: p95_rerank_milliseconds is null (not measured)" \
+    assert "claim p95 (performance): [path-resolves] p95 = p95_rerank_milliseconds: p95_rerank_milliseconds is null (not measured)" \
         in out
 
 
@@ -319,7 +319,7 @@ def test_github_format(project, capsys):
     code, out, _ = run(capsys, "--format", "github")
     line = ledger_line(project, "no-source")
     assert code == 1
-    assert out.splitlines()[0] == (f"::error file=claims/ledger.yaml,line={line},title=claim no-source (factual)::"
+    assert out.splitlines()[0] == (f"::error file=claims/ledger.yaml,line={line},title=source-present%3A claim no-source (factual)::"
                                    "no source: attach a design quote or a measured path, or strike it with a reason")
     assert out.splitlines()[-1] == "Check failed: 1 of 4 claims"
 
@@ -403,14 +403,14 @@ def test_missing_design_document_is_untraceable(project, capsys):
     write_ledger(project, claim("missing-doc", "Gone.", design("flowchart", document="topology.md")))
     code, out, _ = run(capsys)
     assert code == 1
-    assert "claim missing-doc (factual): document design/topology.md not found; design documents: decisions.md" in out
+    assert "claim missing-doc (factual): [design-quote] document design/topology.md not found; design documents: decisions.md" in out
 
 
 def test_check_does_not_import_heavy_libraries(project, tmp_path, monkeypatch):
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
     # The first check draws the fixture's intervals again with NumPy and SciPy and remembers the
-    # derivation (generator.claims.memo); the next loads neither. The model stack is never loaded.
+    # derivation (generator.memo); the next loads neither. The model stack is never loaded.
     code, heavy, output = cli_in_fresh_interpreter(["check", "--no-record"], cwd=project)
     assert (code, heavy) == (0, ["numpy", "scipy"]), output
     code, heavy, output = cli_in_fresh_interpreter(["check", "--no-record"], cwd=project)

@@ -4,7 +4,7 @@ extrapolation's."""
 
 import pytest
 
-from generator.claims.checker import check_project
+from generator.claims.tracing.checker import check_project
 from generator.project import load_project
 from tests.conftest import FIXTURE_QUERIES, claim, measured
 

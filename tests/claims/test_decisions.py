@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from generator.claims.checker import check_project
-from generator.claims.triggers import read_design_rules
+from generator.claims.tracing.checker import check_project
+from generator.claims.record.triggers import read_design_rules
 from generator.cli import main
 from generator.errors import InputError
 from generator.project import load_project
@@ -143,7 +143,7 @@ def _verdict(make_project, tmp_path, text, state, **results):
 
 
 def test_a_verdict_that_follows_from_the_trigger_traces(make_project, tmp_path):
-    result = _verdict(make_project, tmp_path, "Do not ship the reranker: it does not fit the latency budget.",
+    result = _verdict(make_project, tmp_path, "Do not ship the reranker: the trigger computes it.",
                       "does not fire", shape_milliseconds=900)
     assert result.traceable, result.reasons
     assert [e.kind for e in result.evidence] == ["decision"]

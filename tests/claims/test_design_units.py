@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.claims.design import (DesignDocument, DesignLibrary, check_design_source, design_files,
+from generator.claims.record.design import (DesignDocument, DesignLibrary, check_design_source, design_files,
                                      sentence_spans)
-from generator.claims.ledger import DesignSource
+from generator.claims.language.ledger import DesignSource
 from generator.errors import InputError
 
 PLAN = """\

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from generator.claims.checker import check_project
+from generator.claims.tracing.checker import check_project
 from generator.results.model import cheapest_within
 from generator.project import load_project
 from generator.results import seal

@@ -1,5 +1,5 @@
 """Git is asked each question once per check, and the questions asked ahead get the answers the
-check would have got one by one (generator.claims.anchoring)."""
+check would have got one by one (generator.claims.record.anchoring)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.claims import anchoring
-from generator.claims.anchoring import ask_git_ahead, git_session, project_anchoring
-from generator.claims.freeze import read_freeze_log
-from generator.claims.history import read_history
+from generator.claims.record import anchoring
+from generator.claims.record.anchoring import ask_git_ahead, git_session, project_anchoring
+from generator.claims.record.freeze import read_freeze_log
+from generator.claims.record.history import read_history
 from generator.project import load_project
 from tests.conftest import run_git
 

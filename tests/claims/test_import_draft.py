@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from generator.cli import main
-from generator.claims.draft import draft_sentences, guess_kind
-from generator.claims.ledger import load_ledger
+from generator.claims.language.draft import draft_sentences, guess_kind
+from generator.claims.language.ledger import load_ledger
 
 DRAFT = """\
 # After-action review

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.claims import ledger as ledger_module
+from generator.claims.language import ledger as ledger_module
 from generator.cli import main
 from generator.errors import InputError
-from generator.claims.ledger import load_ledger, parse_ledger
+from generator.claims.language.ledger import load_ledger, parse_ledger
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -62,7 +62,7 @@ def test_malformed_yaml_names_line():
 def test_unknown_field_refused():
     assert error_of(CLAIM.replace("    kind: factual\n", "    kind: factual\n    colour: red\n")) == (
         "claims/ledger.yaml:7: colour: unknown field in a claim; allowed: id, output, section, kind, text, status, "
-        "strike_reason, strike_display, sources")
+        "strike_reason, strike_display, sources, asserts")
 
 
 def test_bad_kind_refused():

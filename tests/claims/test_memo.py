@@ -1,4 +1,4 @@
-"""Signed memos (generator.claims.memo): a remembered derivation answers only for the bytes it was
+"""Signed memos (generator.memo): a remembered derivation answers only for the bytes it was
 made from, and only when the tool itself wrote it."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.claims import memo as memo_module
-from generator.claims.measured import ResultsFiles
-from generator.claims.memo import MEMO_DIR, Memo
+from generator import memo as memo_module
+from generator.claims.tracing.measured import ResultsFiles
+from generator.memo import MEMO_DIR, Memo
 from generator.results import read_results
 
 L03 = Path(__file__).resolve().parents[2] / "examples" / "l03"
@@ -95,7 +95,7 @@ def test_the_code_fingerprint_covers_every_module_and_the_statistics_libraries()
 
 def test_a_cache_restored_from_another_machine_answers_for_nothing(tmp_path):
     """A CI cache restored from elsewhere holds entries signed with that machine's key, which is
-    kept apart from the cache (generator.claims.memo.default_key_file) and so never comes with it."""
+    kept apart from the cache (generator.memo.default_key_file) and so never comes with it."""
     compute, calls = _counting({"problem": None})
     _memo(tmp_path, key="their-key").remembered("derivation", {"sha256": "x"}, compute)
     assert _memo(tmp_path, key="our-key").remembered("derivation", {"sha256": "x"}, lambda: "drawn again") == \
@@ -180,7 +180,7 @@ def test_without_a_home_directory_there_are_no_memos_and_no_error(monkeypatch):
 
 @pytest.mark.parametrize("document", sorted(path.name for path in (L03.parent.parent / "design").glob("*.md")))
 def test_a_remembered_design_layout_is_the_parsed_one(document, tmp_path, monkeypatch):
-    from generator.claims import design, triggers
+    from generator.claims.record import design, triggers
 
     source = (L03.parent.parent / "design" / document).read_text(encoding="utf-8")
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path))
@@ -221,43 +221,43 @@ def test_a_corpus_count_is_remembered_only_for_the_very_file_it_was_made_from(tm
     import os
     import time
 
-    from generator.claims import rederive
+    from generator.claims.tracing import dataset
 
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
-    monkeypatch.setattr(rederive, "_SETTLED_SECONDS", 0)   # every file counts as settled here
+    monkeypatch.setattr(dataset, "_SETTLED_SECONDS", 0)   # every file counts as settled here
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_bytes(b'{"_id": "a"}\n{"_id": "b"}\n')
     recorded = hashlib.sha256(corpus.read_bytes()).hexdigest()
-    rederive._counted.cache_clear()
-    assert rederive._documents_in(corpus, recorded) == 2
+    dataset._counted.cache_clear()
+    assert dataset._documents_in(corpus, recorded) == 2
     assert len(_entries(tmp_path / "cache")) == 1
     before = corpus.stat()
     time.sleep(0.01)
     corpus.write_bytes(b'{"_id": "a"}\n{"_id": "c"}\n')       # same size, other bytes,
     os.utime(corpus, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the old times put back
-    rederive._counted.cache_clear()
-    assert rederive._documents_in(corpus, recorded) is None     # the change time gave it away
-    rederive._counted.cache_clear()
+    dataset._counted.cache_clear()
+    assert dataset._documents_in(corpus, recorded) is None     # the change time gave it away
+    dataset._counted.cache_clear()
 
 
 def test_a_corpus_changed_a_moment_ago_is_counted_not_remembered(tmp_path, monkeypatch):
     import hashlib
 
-    from generator.claims import rederive
+    from generator.claims.tracing import dataset
 
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_bytes(b'{"_id": "a"}\n')
-    rederive._counted.cache_clear()
-    assert rederive._documents_in(corpus, hashlib.sha256(corpus.read_bytes()).hexdigest()) == 1
+    dataset._counted.cache_clear()
+    assert dataset._documents_in(corpus, hashlib.sha256(corpus.read_bytes()).hexdigest()) == 1
     assert _entries(tmp_path / "cache") == []
-    rederive._counted.cache_clear()
+    dataset._counted.cache_clear()
 
 
 def test_a_book_keeps_many_results_in_one_signed_memo(tmp_path, monkeypatch):
-    from generator.claims.memo import MemoBook
+    from generator.memo import MemoBook
 
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
@@ -275,8 +275,8 @@ def test_a_book_keeps_many_results_in_one_signed_memo(tmp_path, monkeypatch):
 
 
 def test_a_book_past_its_limit_keeps_what_the_last_check_used(tmp_path, monkeypatch):
-    from generator.claims import memo as memo_module
-    from generator.claims.memo import MemoBook
+    from generator import memo as memo_module
+    from generator.memo import MemoBook
 
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
@@ -295,7 +295,8 @@ def test_a_book_past_its_limit_keeps_what_the_last_check_used(tmp_path, monkeypa
 @pytest.mark.parametrize("text", ["plain words", "a **bold** claim with `code` and [a link](#x)",
                                   "![an image](pic.png) and <b>html</b> & more", "line\nbreak\\\nhard"])
 def test_a_remembered_rendering_is_the_parsed_one(text, tmp_path, monkeypatch):
-    from generator.claims import design, visible
+    from generator.claims.record import design
+    from generator.claims.language import visible
 
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("READOUT_NO_MEMO", "1")

@@ -1,5 +1,5 @@
 """Decisions are pre-registered: after the results exist, no rule, budget, outcome or first draft
-can move without the readout saying so (generator.claims.freeze, anchoring, history).
+can move without the readout saying so (generator.claims.record.freeze, anchoring, history).
 
 Every story below is one a reviewer tried on a copy of a project after `readout evaluate` had
 run; each is refused, or labelled where the reader sees the verdict.
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.claims.checker import check_project
-from generator.claims.freeze import entry_sha256
+from generator.claims.tracing.checker import check_project
+from generator.claims.record.freeze import entry_sha256
 from generator.cli import main
 from generator.errors import InputError
 from generator.project import load_project
@@ -36,7 +36,7 @@ def _config() -> str:
 
 
 def _freeze_before_results(root: Path) -> None:
-    from generator.claims.freeze import freeze_project
+    from generator.claims.record.freeze import freeze_project
 
     freeze_project(load_project(root), now=FROZEN_AT)
 
@@ -127,7 +127,7 @@ def test_a_post_hoc_verdict_is_rendered_only_labelled_so_with_old_new_and_reason
     html = (root / "outputs" / "readout.html").read_text(encoding="utf-8")
     verdict = html[html.index('id="claim-computed-verdict"'):]
     verdict = verdict[:verdict.index("</span>", verdict.index('class="ref"'))]
-    assert '<mark class="post-hoc">post hoc verdict</mark>' in verdict
+    assert '<mark class="post-hoc" data-readout="post-hoc">post hoc verdict</mark>' in verdict
     changes = html[html.index('<ul class="post-hoc-changes"'):html.index("</ul>", html.index('<ul class="post-hoc'))]
     assert "trigger changed after the results were seen" in changes
     assert "when lift_low &gt; 0 and lift_p &lt; 0.05 and p95 &lt;= budget" in changes      # the old rule
@@ -404,7 +404,7 @@ def test_the_committed_review_tells_the_truth_about_its_order(repository):
     d5 = next(row for row in report.decisions if row.trigger.decision == "D5")
     assert d5.post_hoc and d5.acknowledged
     html = (repository / "outputs" / "readout.html").read_text(encoding="utf-8")
-    assert '<mark class="post-hoc">post hoc verdict</mark>' in html
+    assert '<mark class="post-hoc" data-readout="post-hoc">post hoc verdict</mark>' in html
     assert "rule written after the results were seen" in html
     assert "Design first frozen</th><td>after results existed" in html
     assert entry_sha256(entries[0].data) == entries[1].data["previous_sha256"]

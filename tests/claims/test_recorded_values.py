@@ -1,4 +1,4 @@
-"""Recorded versus re-derived (generator.claims.rederive): what a results file records and `check`
+"""Recorded versus re-derived (generator.claims.tracing.rederive): what a results file records and `check`
 can recompute is recomputed, bit for bit, and a forger who re-seals the file gains nothing; what
 cannot be recomputed is labelled so where the reader opens the source."""
 
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from generator.claims.checker import check_project
+from generator.claims.tracing.checker import check_project
 from generator.project import load_project
 from generator.render.sources import measured_sentence
 from generator.claims.evidence import Evidence

@@ -1,5 +1,5 @@
 """A sealed results file whose comparisons, ceiling or rerank cost were edited and re-sealed is refused
-(generator/claims/rederive.py): the seal only says the bytes are the ones the tool wrote, so a forger
+(generator/claims/tracing/rederive.py): the seal only says the bytes are the ones the tool wrote, so a forger
 who re-seals must still be caught by re-deriving every figure from the run files and judgements.
 
 Each case starts from a fixture results file (tests/conftest.py `write_fixture_results`) that verifies
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.claims.measured import ResultsFiles
-from generator.claims.rederive import verify_results
+from generator.claims.tracing.measured import ResultsFiles
+from generator.claims.tracing.rederive import verify_results
 from generator.results.builders import timing_summary
 from generator.results import read_results, seal, seal_problem
 from tests.conftest import FIXTURE_QUERIES, write_fixture_results

@@ -1,18 +1,18 @@
-"""The right row, the right statistic (generator.claims.statistic): each rule with a passing case,
+"""The right row, the right statistic (generator.claims.tracing.statistic): each rule with a passing case,
 a failing case and other spellings of the failing case, through the real checker."""
 
 from __future__ import annotations
 
 import pytest
 
-from generator.claims.checker import check_project
+from generator.claims.tracing.checker import check_project
 from generator.project import load_project
 from tests.conftest import claim, measured
 
 LIFT = "comparisons.hybrid_vs_dense.metrics.nDCG@5"
 CASES = [
     # (why, text, values, predicate, traces)
-    ("a change named with its baseline", "Hybrid lifts nDCG@5 over dense by {d:+.3f}.",
+    ("a change named with its baseline", "Hybrid changes nDCG@5 over dense by {d:+.3f}.",
      {"d": "table[search=hybrid].delta_nDCG@5_vs_dense"}, "d > 0", True),
     ("the baseline swapped", "Dense lifts nDCG@5 over hybrid by {d:+.3f}.",
      {"d": "table[search=hybrid].delta_nDCG@5_vs_dense"}, None, False),
@@ -63,10 +63,9 @@ def test_a_value_is_named_as_the_statistic_it_is(make_project, tmp_path, why, te
 
 
 def test_a_parameter_is_named_with_its_unit():
-    from generator.claims.attribution import ShownValue
-    from generator.claims.statistic import statistic_reasons
-    from generator.results import parse_path
+    from generator.claims.tracing.rules.statistic import unit_named
+    from tests.conftest import rule_view
 
-    shown = [ShownValue("m", "results.json", parse_path("manifest.parameters.rerank_max_length"))]
-    assert statistic_reasons(shown, "The reranker reads 512 tokens of each pair.") == []
-    assert "counted in tokens" in statistic_reasons(shown, "The reranker scores 512 pairs per query.")[0]
+    path = "manifest.parameters.rerank_max_length"
+    assert unit_named(rule_view("The reranker reads {m} tokens of each pair.", m=path)) == []
+    assert "counted in tokens" in unit_named(rule_view("The reranker scores {m} pairs per query.", m=path))[0]

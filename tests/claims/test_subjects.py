@@ -1,10 +1,10 @@
-"""A quote must be about the claim (generator.claims.subjects)."""
+"""A quote must be about the claim (generator.claims.tracing.subjects)."""
 
 from __future__ import annotations
 
 import pytest
 
-from generator.claims.checker import check_project
+from generator.claims.tracing.checker import check_project
 from generator.project import load_project
 from tests.conftest import FUSION, claim, design, measured
 

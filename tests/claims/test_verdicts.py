@@ -1,4 +1,4 @@
-"""A verdict must be computed, wherever it appears (generator.verdicts, generator.claims.checker).
+"""A verdict must be computed, wherever it appears (generator.verdicts, generator.claims.tracing.checker).
 
 A fixture per rule, Vale-style: a passing case, a failing case and other spellings of the failing
 case, each through the real checker.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.claims.checker import check_project
+from generator.claims.tracing.checker import check_project
 from generator.cli import main
 from generator.project import load_project
 from generator.verdicts import find_verdicts

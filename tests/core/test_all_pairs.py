@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from generator.claims.rederive import verify_results
+from generator.claims.tracing.rederive import verify_results
 from generator.core.all_pairs import all_pairs_block, family_pairs, holm_adjusted
 from generator.results import read_results, seal
 

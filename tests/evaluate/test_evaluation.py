@@ -165,7 +165,7 @@ def _tiny_shape(tmp_path):
 
 
 def _verified(options, evaluation):
-    from generator.claims.measured import ResultsFiles
+    from generator.claims.tracing.measured import ResultsFiles
 
     path = write_outputs(evaluation, options, log=lambda _: None)
     files = ResultsFiles(path.parent)

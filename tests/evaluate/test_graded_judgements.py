@@ -9,7 +9,7 @@ import shutil
 import pytest
 import pytrec_eval
 
-from generator.claims.rederive import verify_results
+from generator.claims.tracing.rederive import verify_results
 from generator.core.options import EvaluationOptions
 from generator.core.runfiles import read_qrels, read_run
 from generator.evaluate.pipeline import evaluate, write_outputs

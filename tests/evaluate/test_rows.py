@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from generator.claims.rederive import verify_results
+from generator.claims.tracing.rederive import verify_results
 from generator.errors import InputError
 from generator.core.fusion import min_max_fused_ranking
 from generator.core.options import EvaluationOptions, validate_evaluate_block

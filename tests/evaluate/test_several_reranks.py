@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.claims.rederive import verify_results
+from generator.claims.tracing.rederive import verify_results
 from generator.core.frontier import FrontierSpec
 from generator.core.options import EvaluationOptions
 from generator.core.rows import RowSpec

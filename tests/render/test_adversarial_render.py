@@ -31,7 +31,7 @@ LABELS = [
     pytest.param("struck", "Eighty-one", "a label holds no numbers ('Eighty-one')", id="label-number-word"),
     pytest.param("missing", "The reranker is better. Ship it", "a label holds no sentence punctuation",
                  id="label-two-sentences"),
-    pytest.param("sources", "So\ue000urces", "may not hold the private-use or control character U+E000",
+    pytest.param("sources", "So\ue000urces", "may not hold the invisible, private-use or control character U+E000",
                  id="label-private-use-mark"),
     # HOLE: a comparative sentence without digits or punctuation is accepted as a label and shown.
     pytest.param("no_rerank", "Hybrid is better than dense", "no_rerank", id="label-comparative-sentence"),

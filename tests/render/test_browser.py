@@ -179,7 +179,7 @@ def test_the_decisions_are_read_without_scrolling_and_the_page_opens_on_the_outc
     """At 390 px every decision is a card: each column, "Decision now" and "Values read" among
     them, inside the screen with no horizontal scroll. At 1280 px and at 390 px the page's first
     sentence states the computed outcome."""
-    from generator.claims.checker import check_project
+    from generator.claims.tracing.checker import check_project
     from generator.project import load_project
 
     report = check_project(load_project(REPOSITORY))
@@ -269,7 +269,7 @@ def _shown_numerals(page) -> set[str]:
 
 
 def _unaccounted(project: Path, page) -> set[str]:
-    from generator.claims.checker import check_project
+    from generator.claims.tracing.checker import check_project
     from generator.project import load_project
     from generator.render.renderer import render_outputs
 

@@ -74,7 +74,7 @@ def test_literal_text_added_to_a_template_fails_the_render(tmp_path, monkeypatch
     assert err.splitlines()[-1].startswith("Render failed:")
     assert not (root / "outputs" / "readout.html").exists()
     # the reported line is where the text is in the output a fresh draft of the same render shows
-    from generator.claims.checker import check_project
+    from generator.claims.tracing.checker import check_project
     from generator.project import load_project
     from generator.render.renderer import render_outputs
 

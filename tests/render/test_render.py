@@ -199,7 +199,7 @@ def test_render_refuses_when_the_check_fails(tmp_path, monkeypatch, capsys, make
     assert out == ""
     line = next(n for n, text in enumerate((root / "claims" / "ledger.yaml").read_text().splitlines(), 1)
                 if text.strip() == "- id: unsupported")
-    assert err.splitlines()[0].startswith(f"claims/ledger.yaml:{line}: claim unsupported (recommendation): no source")
+    assert err.splitlines()[0].startswith(f"claims/ledger.yaml:{line}: claim unsupported (recommendation): [source-present] no source")
     assert err.splitlines()[-1].startswith("Render refused: the claim check failed (1 of 8 claims untraceable)")
     assert outputs(root) == {}
 
@@ -372,7 +372,7 @@ def test_render_does_not_import_torch_or_sentence_transformers(project, tmp_path
     main(["render", str(project)])
     code, heavy, output = cli_in_fresh_interpreter(["render", "--check", "."], cwd=project)
     assert code == 0, output
-    # The render above remembered the fixture's re-derivation (generator.claims.memo), so the fresh
+    # The render above remembered the fixture's re-derivation (generator.memo), so the fresh
     # interpreter draws no interval again: not even NumPy is loaded, and never the model stack.
     assert heavy == [], output
 

@@ -3,7 +3,7 @@ uses the repository's own `outputs:` block."""
 
 from __future__ import annotations
 
-from generator.claims.checker import check_project
+from generator.claims.tracing.checker import check_project
 from generator.project import load_project
 
 

@@ -22,8 +22,8 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
     "a field inside a record, declared in the schema's FIELDS (a statistic's or a cost's `queries`, a "
     "configuration's `ceiling`, the ceiling block's `per_query`, a cost shape's `parameters`), or a field of "
     "the manifest (`parameters`)": {
-        "generator.claims.rederive": {"ceiling", "per_query", "queries"},
-        "generator.claims.triggers": {"ceiling"},
+        "generator.claims.tracing.rederive": {"ceiling", "per_query", "queries"},
+        "generator.claims.record.triggers": {"ceiling"},
         "generator.core.comparisons": {"queries"},
         "generator.core.frontier": {"ceiling"},
         "generator.core.runfiles": {"queries"},
@@ -45,11 +45,11 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
     "another file's format: the ledger's and the check report's `status`, the design freeze's `documents`, "
     "run_manifest.json and topic_error_analysis.csv, the L03 input files, the ceiling calculator's case, the "
     "training record, ir_datasets' entities, a cost view's CSS status": {
-        "generator.claims.freeze": {"documents"},
-        "generator.claims.history": {"status"},
-        "generator.claims.ledger": {"status"},
-        "generator.claims.rederive": {"parameters", "status"},
-        "generator.claims.report": {"status"},
+        "generator.claims.record.freeze": {"documents"},
+        "generator.claims.record.history": {"status"},
+        "generator.claims.language.ledger": {"status"},
+        "generator.claims.tracing.rederive": {"parameters", "status"},
+        "generator.claims.tracing.report": {"status"},
         "generator.cli": {"documents"},
         "generator.evaluate.irds": {"documents", "queries"},
         "generator.evaluate.training": {"documents"},
@@ -61,8 +61,11 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
     },
     "a word, not a key: a row kind's alias, a progress bar's unit, a subcommand, the runs folder, a Markdown "
     "extension, an HTML attribute": {
-        "generator.claims.attribution": {"reranker"},
-        "generator.claims.design": {"table"},
+        "generator.claims.tracing.naming": {"reranker"},
+        "generator.claims.tracing.rules.identity": {"documents", "reranker", "runs"},
+        "generator.claims.tracing.rules.statistic": {"ceiling"},
+        "generator.lexicon": {"reranker"},
+        "generator.claims.record.design": {"table"},
         "generator.cli": {"ceiling"},
         "generator.core.options": {"runs"},
         "generator.core.rows": {"reranker"},

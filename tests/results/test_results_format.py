@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.claims.rederive import read_ranked_run
+from generator.claims.tracing.rederive import read_ranked_run
 from generator.core.metrics import Metric
 from generator.core.runfiles import read_qrels
 from generator.errors import InputError

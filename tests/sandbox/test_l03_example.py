@@ -122,7 +122,7 @@ def test_first_draft_score_is_the_recorded_one_and_its_ledger_is_kept(l03_copy):
     scored (same sha256), its claims re-count to the recorded totals, and the check proves the
     history itself. The score is the one recorded when the draft was first checked; the checker's
     rules have since grown stricter, so re-checking the draft today would flag more claims."""
-    from generator.claims.checker import check_project
+    from generator.claims.tracing.checker import check_project
     from generator.project import load_project
 
     first = json.loads((L03 / "claims" / "trace-history.jsonl").read_text(encoding="utf-8").splitlines()[0])
@@ -138,7 +138,7 @@ def test_first_draft_score_is_the_recorded_one_and_its_ledger_is_kept(l03_copy):
 
 def test_every_claim_of_the_example_is_rendered_in_its_output():
     """Each active claim's text (placeholders filled) appears in the output its ledger entry names."""
-    from generator.claims.checker import check_project
+    from generator.claims.tracing.checker import check_project
     from generator.project import load_project
 
     report = check_project(load_project(L03))

@@ -1,0 +1,93 @@
+"""What a reader cannot see, and letters that look like other letters: one list each, read from
+the Unicode data, never kept by hand.
+
+- **Hidden characters**: every default-ignorable code point (Unicode's Default_Ignorable_Code_Point
+  property: soft hyphens, zero-width characters, bidi isolates and marks, tag characters, variation
+  selectors, Hangul fillers, ...) and every format (Cf), control (Cc), surrogate (Cs), private-use
+  (Co) or unassigned (Cn) character, as the `regex` module's Unicode tables hold them. A text a
+  reader sees (a claim, a label, a title, a reason, an id) may hold none of them: what the checker
+  reads and what a browser shows must be the same characters.
+- **Look-alikes**: before a text is matched against words (verdicts, comparisons, row and model
+  names), it is folded: NFKC (fullwidth and mathematical letters become plain ones), then every
+  character outside ASCII whose prototype in Unicode's confusables.txt (UTS #39, the skeleton
+  mapping, as the `confusable-homoglyphs` package ships it) is ASCII is replaced by that
+  prototype. "Ѕhір the reranker", written with Cyrillic letters, folds to "Ship the reranker".
+  ASCII is left as it is, so a word list written in ASCII still reads the folded text.
+
+Limits: the fold is UTS #39's mapping restricted to ASCII prototypes; a look-alike whose prototype
+is not ASCII (two scripts that resemble each other but not Latin) is left as it is.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import unicodedata
+from pathlib import Path
+
+import re
+
+_LINE_ENDS = "\n\t"
+# In ASCII, what a reader cannot see is a control character: the one case a check meets almost
+# always, read without the Unicode tables.
+_ASCII_HIDDEN = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@functools.lru_cache(maxsize=1)
+def hidden_pattern():
+    """Every character a reader cannot see (or that is not a character at all), from the `regex`
+    module's Unicode tables (imported only for a text outside ASCII)."""
+    import regex
+
+    return regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\p{Cs}\p{Co}\p{Cn}]")
+
+
+def _hidden(text: str):
+    return (_ASCII_HIDDEN if text.isascii() else hidden_pattern()).finditer(text)
+
+
+def hidden_character(text: str, *, allow: str = "") -> str | None:
+    """The first character of `text` a reader cannot see, or None. `allow` names characters the
+    caller accepts (a tab, a line end in a multi-line text)."""
+    for match in _hidden(text):
+        if match.group(0) not in allow:
+            return match.group(0)
+    return None
+
+
+def describe(char: str) -> str:
+    """`U+00AD SOFT HYPHEN`: how a message names a character nobody can see."""
+    name = unicodedata.name(char, "")
+    return f"U+{ord(char):04X}" + (f" {name}" if name else "")
+
+
+@functools.lru_cache(maxsize=1)
+def ascii_prototypes() -> dict[str, str]:
+    """{character: its UTS #39 prototype}, for every single character outside ASCII whose
+    prototype is ASCII. The package keeps confusables.txt's pairs in both directions; a character
+    outside ASCII has at most one ASCII partner, its prototype."""
+    import confusable_homoglyphs
+
+    path = Path(confusable_homoglyphs.__file__).resolve().parent / "confusables.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    mapping: dict[str, str] = {}
+    for char, partners in data.items():
+        if len(char) == 1 and not char.isascii():
+            prototypes = [partner["c"] for partner in partners if partner["c"].isascii()]
+            if len(prototypes) == 1:
+                mapping[char] = prototypes[0]
+    return mapping
+
+
+def fold(text: str) -> str:
+    """`text` as words are matched against it: NFKC, hidden characters removed, and each look-alike
+    outside ASCII replaced by its ASCII prototype (see the module docstring)."""
+    if text.isascii() and not _ASCII_HIDDEN.search(text.replace("\n", " ").replace("\t", " ")):
+        return text
+    normal = unicodedata.normalize("NFKC", text)
+    normal = (_ASCII_HIDDEN if normal.isascii() else hidden_pattern()).sub(
+        lambda match: match.group(0) if match.group(0) in _LINE_ENDS else "", normal)
+    if normal.isascii():
+        return normal
+    prototypes = ascii_prototypes()
+    return "".join(prototypes.get(char, char) for char in normal)

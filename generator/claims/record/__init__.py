@@ -1,0 +1,7 @@
+"""The design record: what was fixed before the results, and what git proves of the order.
+
+Modules: `design` (quotes in frozen design documents), `triggers` (budgets and reversal triggers,
+evaluated with three-valued logic), `freeze` (the design freeze log: what results existed at each
+freeze, what each amendment moved), `history` (the first-draft trace history) and `anchoring`
+(what git proves of the order of design, first draft and results).
+"""

@@ -1,0 +1,374 @@
+"""What git can prove about the order of a review: was the design frozen, and the first draft
+kept, before the results they decide on were committed?
+
+A freeze entry (generator.claims.record.freeze) says what results existed when it was made, and the
+first-draft history (generator.claims.record.history) says which ledger was scored first; both are files
+anyone can rewrite. When the project lies in a git work tree, the history of those files is the
+evidence: the first commit whose `claims/design-freeze.json` holds an entry, the first commit that
+added a results file, and the first commit that holds the first-draft ledger. A freeze entry is
+**anchored to commit C** when C strictly precedes the first commit of the results its decisions
+read; an entry committed in the same commit as its results, or after them, is not shown to
+precede them (it is labelled, not refused). An entry that says no results existed while git shows
+them committed before it is a false record, and `check` refuses it. Without git nothing here can
+be verified, and the readout says "not anchored (no git history)": never more than was verified.
+
+Only `git log`, `git cat-file` (each committed version of a file, read in one batch) and `git
+merge-base` are run, with a timeout; a missing git binary is the same as no history. Within one
+check (`git_session`) the same question is asked of git once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from generator.claims.record.freeze import FreezeLog, entry_sha256
+from generator.project import FIRST_DRAFT_NAME, Project
+
+MAX_COMMITTED_VERSIONS = 50
+GIT_TIMEOUT_SECONDS = 10
+
+ANCHORED = "anchored"
+NOT_ANCHORED = "not anchored"
+NO_GIT = "no git history"
+
+
+_session: dict[tuple[str, ...], bytes | None] | None = None
+
+
+@contextlib.contextmanager
+def git_session() -> Iterator[None]:
+    """Within the block, each git command is run once per directory: one check asks git the same
+    question several times (the freeze log's versions, the first draft's), and the repository
+    does not change under it."""
+    global _session
+    outer, _session = _session, {}
+    try:
+        yield
+    finally:
+        _session = outer
+
+
+def _key(args: list[str], cwd: Path, stdin: bytes | None) -> tuple[str, ...]:
+    return (str(cwd), *args, (stdin or b"").decode("utf-8", "surrogateescape"))
+
+
+def _ask_at_once(questions: list[tuple[list[str], Path, bytes | None]]) -> None:
+    """Run every git command of `questions` this session has not asked yet, all at the same time,
+    and keep each output for `_git` (a check's questions of one kind do not depend on each other)."""
+    if _session is None:
+        return
+    running = []
+    for args, cwd, stdin in questions:
+        key = _key(args, cwd, stdin)
+        if key in _session or any(key == other for other, _, _ in running):
+            continue
+        try:
+            process = subprocess.Popen(["git", *args], cwd=cwd, stdin=subprocess.PIPE if stdin is not None else
+                                       subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except OSError:
+            continue   # asked again one by one, and answered "no history" there
+        running.append((key, process, stdin))
+    for key, process, stdin in running:
+        try:
+            output, _ = process.communicate(stdin, timeout=GIT_TIMEOUT_SECONDS)
+        except subprocess.SubprocessError:
+            process.kill()
+            process.communicate()
+            output = None
+        _session[key] = output if process.returncode == 0 else None
+
+
+def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes | None:
+    key = _key(args, cwd, stdin)
+    if _session is not None and key in _session:
+        return _session[key]
+    try:
+        completed = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True,
+                                   timeout=GIT_TIMEOUT_SECONDS)
+        output = completed.stdout if completed.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        output = None
+    if _session is not None:
+        _session[key] = output
+    return output
+
+
+def in_work_tree(path: Path) -> bool:
+    """Whether `path` (a directory) lies in a git work tree with at least one commit."""
+    return path.is_dir() and _git(["rev-parse", "--verify", "--quiet", "HEAD"], path) is not None
+
+
+_BATCH_HEADER = re.compile(rb"([0-9a-f]{40,64}) ([a-z]+) (\d+)")
+
+
+def _shown(specs: list[str], cwd: Path) -> list[bytes | None]:
+    """`git show <commit>:./<name>` of every spec, in one `git cat-file --batch`: each file's bytes,
+    or None where the commit holds no such file."""
+    if not specs or any("\n" in spec for spec in specs):
+        return [None] * len(specs)
+    output = _git(["cat-file", "--batch"], cwd, "".join(spec + "\n" for spec in specs).encode())
+    found: list[bytes | None] = []
+    position = 0
+    for _ in specs:
+        end = output.find(b"\n", position) if output is not None else -1
+        if end < 0:
+            found.append(None)
+            continue
+        header = _BATCH_HEADER.fullmatch(output[position:end])
+        position = end + 1
+        if header is None:   # "<spec> missing" (or ambiguous): no such file in that commit
+            found.append(None)
+            continue
+        size = int(header[3])
+        found.append(output[position:position + size] if header[2] == b"blob" else None)
+        position += size + 1
+    return found
+
+
+def _versions_question(path: Path) -> list[str]:
+    return ["log", f"--max-count={MAX_COMMITTED_VERSIONS}", "--format=%H", "--", path.name]
+
+
+def _added_question(path: Path) -> list[str]:
+    return ["log", "--diff-filter=A", "--format=%H", "--", path.name]
+
+
+def _contents_question(path: Path, listing: bytes) -> tuple[list[str], bytes]:
+    return ["cat-file", "--batch"], "".join(f"{commit}:./{path.name}\n" for commit in listing.decode().split()).encode()
+
+
+def committed_versions(path: Path, *, oldest_first: bool = False) -> list[tuple[str, bytes]]:
+    """(commit, content) of every committed version of `path` (at most MAX_COMMITTED_VERSIONS, the
+    newest), newest first unless `oldest_first`; empty outside a git work tree."""
+    if not path.parent.is_dir():
+        return []
+    listing = _git(_versions_question(path), path.parent)
+    if listing is None:
+        return []
+    commits = listing.decode().split()
+    contents = _shown([f"{commit}:./{path.name}" for commit in commits], path.parent)
+    versions = [(commit, content) for commit, content in zip(commits, contents) if content is not None]
+    return versions[::-1] if oldest_first else versions
+
+
+def ask_ahead(versioned: list[Path], added: list[Path]) -> None:
+    """Within a `git_session`, ask git at once what `committed_versions` of each of `versioned`
+    and `first_commit_adding` of each of `added` will ask, then every version's content at once:
+    a check then waits for git twice instead of a dozen times, and gets the very same answers."""
+    _ask_at_once([(_versions_question(path), path.parent, None) for path in versioned if path.parent.is_dir()]
+                 + [(_added_question(path), path.parent, None) for path in added if path.parent.is_dir()])
+    contents = []
+    for path in versioned:
+        listing = _session.get(_key(_versions_question(path), path.parent, None)) if _session is not None else None
+        if listing and listing.split():
+            args, stdin = _contents_question(path, listing)
+            contents.append((args, path.parent, stdin))
+    _ask_at_once(contents)
+
+
+def first_commit_adding(path: Path) -> str | None:
+    """The oldest commit that added `path`, or None (never committed, or no git)."""
+    if not path.parent.is_dir():
+        return None
+    listing = _git(_added_question(path), path.parent)
+    commits = listing.decode().split() if listing else []
+    return commits[-1] if commits else None
+
+
+def strictly_before(earlier: str, later: str, cwd: Path) -> bool:
+    """Whether commit `earlier` is an ancestor of `later` and not the same commit."""
+    return earlier != later and _git(["merge-base", "--is-ancestor", earlier, later], cwd) is not None
+
+
+def at_or_before(earlier: str, later: str, cwd: Path) -> bool:
+    return earlier == later or strictly_before(earlier, later, cwd)
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """What git showed about one record: anchored to a commit, not anchored (and why), or no git.
+
+    `why` names the reason a record is not anchored, one of WHY (the renderer has a label for
+    each); `results_commit` is the first commit of the results it was held against."""
+
+    status: str
+    commit: str | None = None
+    why: str | None = None
+    results_commit: str | None = None
+    results_name: str | None = None
+
+    @property
+    def anchored(self) -> bool:
+        return self.status == ANCHORED
+
+    def describe(self) -> str:
+        if self.status == ANCHORED:
+            return f"anchored to commit {short(self.commit)}"
+        if self.status == NO_GIT:
+            return "not anchored (no git history)"
+        why = WHY[self.why].format(commit=short(self.commit), results=short(self.results_commit),
+                                   name=self.results_name)
+        return f"not anchored ({why})"
+
+
+WHY = {
+    "uncommitted": "the freeze is not committed yet",
+    "with_results": "committed with the results in {commit}",
+    "after_results": "committed in {commit}, after outputs/{name} was first committed in {results}",
+    "draft_after_results": "first committed in {commit}, after the first results commit {results}",
+    "draft_uncommitted": "the first-draft ledger is not committed",
+    "no_draft": "no first draft recorded yet",
+}
+
+
+NO_HISTORY = Anchor(NO_GIT)
+
+
+def short(commit: str | None) -> str:
+    return commit[:7] if commit else "none"
+
+
+@dataclass
+class Anchoring:
+    """The anchors of a project: its design freeze entries, its first draft, and what git refuses."""
+
+    git: bool
+    results_commit: str | None = None
+    entries: dict[int, Anchor] = field(default_factory=dict)
+    first_draft: Anchor = NO_HISTORY
+    problems: list[str] = field(default_factory=list)
+
+    def entry(self, number: int) -> Anchor:
+        return self.entries.get(number, NO_HISTORY)
+
+
+def first_results_commit(outputs_dir: Path, names: list[str]) -> tuple[str | None, str | None]:
+    """(commit, file name) of the oldest first commit among the results files `names`."""
+    # results.json first, so the release sample is named when several files came in one commit
+    found = [(commit, name) for name in sorted(set(names), key=lambda name: (name != "results.json", name))
+             if (commit := first_commit_adding(outputs_dir / name)) is not None]
+    if not found:
+        return None, None
+    oldest = found[0]
+    for commit, name in found[1:]:
+        if strictly_before(commit, oldest[0], outputs_dir):
+            oldest = (commit, name)
+    return oldest
+
+
+def entry_commits(freeze_path: Path, entry_hashes: dict[int, str],
+                  read_hashes: Callable[[bytes], set[str]]) -> dict[int, str]:
+    """The first commit whose freeze file holds each entry (by its hash); `read_hashes` turns a
+    committed file's bytes into the set of entry hashes it holds."""
+    found: dict[int, str] = {}
+    for commit, content in committed_versions(freeze_path, oldest_first=True):
+        held = read_hashes(content)
+        for number, digest in entry_hashes.items():
+            if number not in found and digest in held:
+                found[number] = commit
+    return found
+
+
+def anchor_entry(commit: str | None, results_commit: str | None, results_name: str | None, cwd: Path) -> Anchor:
+    if commit is None:
+        return Anchor(NOT_ANCHORED, None, "uncommitted")
+    if results_commit is None or strictly_before(commit, results_commit, cwd):
+        return Anchor(ANCHORED, commit, results_commit=results_commit, results_name=results_name)
+    why = "with_results" if commit == results_commit else "after_results"
+    return Anchor(NOT_ANCHORED, commit, why, results_commit, results_name)
+
+
+def anchor_first_draft(first_draft: Path, ledger_sha256: str | None, results_commit: str | None,
+                       cwd: Path) -> Anchor:
+    """The first draft is anchored when the ledger the history scored first was committed no later
+    than the first results commit."""
+    if ledger_sha256 is None:
+        return Anchor(NOT_ANCHORED, None, "no_draft")
+    for commit, content in committed_versions(first_draft, oldest_first=True):
+        if hashlib.sha256(content).hexdigest() == ledger_sha256:
+            if results_commit is None or at_or_before(commit, results_commit, cwd):
+                return Anchor(ANCHORED, commit, results_commit=results_commit)
+            return Anchor(NOT_ANCHORED, commit, "draft_after_results", results_commit)
+    return Anchor(NOT_ANCHORED, None, "draft_uncommitted")
+
+
+
+def _entry_hashes_of(content: bytes) -> set[str]:
+    """The entry hashes a committed design-freeze.json holds (none for a version 1 file)."""
+    try:
+        record = json.loads(content.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return set()
+    entries = record.get("freezes") if isinstance(record, dict) else None
+    return {entry_sha256(entry) for entry in entries if isinstance(entry, dict)} if isinstance(entries, list) else set()
+
+
+def results_files(project: Project, log: FreezeLog | None) -> list[str]:
+    """The results files a project's decisions read, and every results*.json in outputs/."""
+    outputs = project.outputs_dir
+    names = {path.name for path in outputs.glob("results*.json")} if outputs.is_dir() else set()
+    names.add("results.json")
+    if log is not None and log.entries:
+        names |= {trigger.get("file", "results.json") for trigger in log.entries[-1].rules["triggers"].values()}
+    return sorted(names)
+
+
+def ask_git_ahead(project: Project, log: FreezeLog | None) -> None:
+    """Within a `git_session`: every history question a check of `project` asks (the first-draft
+    history, the first draft, the freeze log, each results file's first commit), asked at once."""
+    cwd = project.claims_dir if project.claims_dir.is_dir() else project.root
+    if not in_work_tree(cwd):
+        return
+    ask_ahead([project.history_path, project.claims_dir / FIRST_DRAFT_NAME, project.freeze_path],
+              [project.outputs_dir / name for name in results_files(project, log)])
+
+
+def project_anchoring(project: Project, log: FreezeLog | None, first_draft_sha256: str | None) -> Anchoring:
+    """What git shows of the project's order: each freeze entry's first commit against the first
+    commit of its results, the first draft's, and every entry whose "none yet" git contradicts."""
+    cwd = project.claims_dir if project.claims_dir.is_dir() else project.root
+    if not in_work_tree(cwd):
+        return Anchoring(git=False)
+    results_commit, results_name = first_results_commit(project.outputs_dir, results_files(project, log))
+    anchoring = Anchoring(git=True, results_commit=results_commit)
+    entries = log.entries if log is not None else []
+    commits = entry_commits(project.freeze_path, {entry.number: entry.sha256 for entry in entries}, _entry_hashes_of)
+    for entry in entries:
+        commit = commits.get(entry.number)
+        anchoring.entries[entry.number] = anchor_entry(commit, results_commit, results_name, cwd)
+        if not entry.results_existed and commit and results_commit and strictly_before(results_commit, commit, cwd):
+            anchoring.problems.append(
+                f"{project.freeze_path.name}: freeze {entry.number} says no results existed, but "
+                f"outputs/{results_name} "
+                f"was committed in {short(results_commit)}, before the freeze was (in {short(commit)}): the record "
+                "is false; freeze again with --reason, acknowledging what is post hoc")
+    anchoring.problems.extend(committed_freeze_problems(project, entries))
+    anchoring.first_draft = anchor_first_draft(project.claims_dir / FIRST_DRAFT_NAME, first_draft_sha256,
+                                               results_commit, cwd)
+    return anchoring
+
+
+def committed_freeze_problems(project: Project, entries: list) -> list[str]:
+    """Every committed version of the freeze log must be a prefix of today's: entries are appended,
+    never edited, removed or reordered (the newest entry, which nothing chains yet, included)."""
+    today = [entry.sha256 for entry in entries]
+    for commit, content in committed_versions(project.freeze_path):
+        try:
+            record = json.loads(content.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        committed = record.get("freezes") if isinstance(record, dict) else None
+        if not isinstance(committed, list):
+            continue   # a version 1 freeze, before the log: nothing to continue
+        hashes = [entry_sha256(entry) for entry in committed if isinstance(entry, dict)]
+        if today[:len(hashes)] != hashes:
+            return [f"{project.freeze_path.name}: is not an append-only continuation of the version committed in "
+                    f"{commit[:12]}: a freeze entry was rewritten"]
+    return []

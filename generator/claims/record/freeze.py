@@ -1,0 +1,506 @@
+"""The design freeze: `claims/design-freeze.json`, a log of every time the design was frozen, each
+entry saying what results existed when it was made.
+
+A verdict is only worth something if its rule was fixed before the results were seen. So each
+`readout freeze` appends an entry holding:
+
+- `documents`: the sha256 of every design document, and `rules`: every budget and every decision
+  record's trigger as parsed (generator.claims.record.triggers);
+- `results`: each results file in `outputs/` with its sha256 and `finished_at`, or `none yet`;
+- `changes`: per changed document, its sha256 before and after and a unified diff, and `amended`:
+  per decision, what moved (`added`, `trigger`, `outcome`, `budget`, `removed`);
+- `reason`, required when results existed (a change then is an **amendment**), and `post_hoc`:
+  the decisions whose rule an amendment set or moved after the results existed, which the author
+  must name (`--post-hoc D5`) to freeze at all;
+- `previous_sha256`, the sha256 of the entry before it (`genesis` on the first), so an edited,
+  removed or inserted entry breaks the chain.
+
+The file also keeps the frozen text of each document (`texts`), so the next amendment can show its
+diff. `check` holds the log to itself: the chain, the texts against their hashes, the last entry's
+rules against the design as it reads today, each entry's `amended` against the rules of the entry
+before it, and every post hoc decision to its acknowledgement. A decision amended after results
+existed is **post hoc**: its verdict is still computed and rendered, but labelled so. What git can
+add (which commit each entry was first committed in, against the first results commit) is
+generator.claims.record.anchoring's.
+
+A version 1 freeze (documents only) cannot say what results existed; `check` asks for it to be
+renewed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+from generator.claims.record.design import design_files
+from generator.claims.record.triggers import DesignRules, budget_read_by, read_design_rules
+from generator.errors import InputError
+from generator.fileio import atomic_write_json, display_path, reading, sha256_file, utf8_text
+from generator.project import Project
+from generator.results import read_results, strict_json
+
+FREEZE_VERSION = 2
+GENESIS = "genesis"
+NONE_YET = "none yet"
+ADDED, REMOVED = "added", "removed"
+# What of a decision's rule can move: the predicate and what it reads, the outcome words, a budget.
+RULE_PARTS = ("trigger", "outcome", "budget")
+MAX_REASON_CHARS = 300
+_ENTRY_KEYS = ("frozen_at", "documents", "rules", "results", "changes", "amended", "reason", "post_hoc",
+               "previous_sha256")
+
+
+
+
+def entry_sha256(entry: dict[str, Any]) -> str:
+    """The hash the next entry chains to: of the entry's canonical JSON."""
+    return hashlib.sha256(json.dumps(entry, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+                          .encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class FreezeEntry:
+    number: int                 # 1-based position in the log
+    data: dict[str, Any]        # as stored
+
+    @property
+    def sha256(self) -> str:
+        return entry_sha256(self.data)
+
+    @property
+    def documents(self) -> dict[str, str]:
+        return self.data["documents"]
+
+    @property
+    def rules(self) -> dict[str, Any]:
+        return self.data["rules"]
+
+    @property
+    def results_existed(self) -> bool:
+        return self.data["results"] != NONE_YET
+
+    @property
+    def amended(self) -> dict[str, list[str]]:
+        return self.data["amended"]
+
+    @property
+    def post_hoc(self) -> list[str]:
+        return self.data["post_hoc"]
+
+    @property
+    def reason(self) -> str | None:
+        return self.data["reason"]
+
+    @property
+    def frozen_at(self) -> str:
+        return self.data["frozen_at"]
+
+
+@dataclass
+class FreezeLog:
+    version: int
+    entries: list[FreezeEntry] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)
+    legacy_documents: dict[str, str] = field(default_factory=dict)   # a version 1 freeze's hashes
+
+    @property
+    def documents(self) -> dict[str, str]:
+        return self.entries[-1].documents if self.entries else dict(self.legacy_documents)
+
+
+def _shape_problem(entry: Any) -> str | None:
+    if not isinstance(entry, dict) or set(entry) != set(_ENTRY_KEYS):
+        return f"an entry holds exactly {', '.join(_ENTRY_KEYS)}"
+    if not isinstance(entry["documents"], dict) or not all(isinstance(v, str) for v in entry["documents"].values()):
+        return "documents is {name: sha256}"
+    rules = entry["rules"]
+    if not isinstance(rules, dict) or not isinstance(rules.get("budgets"), dict) or not isinstance(
+            rules.get("triggers"), dict):
+        return "rules is {budgets: {...}, triggers: {...}}"
+    if entry["results"] != NONE_YET and not isinstance(entry["results"], dict):
+        return f"results is {NONE_YET!r} or {{file: {{sha256, finished_at}}}}"
+    if not isinstance(entry["amended"], dict) or not isinstance(entry["post_hoc"], list):
+        return "amended is {decision: [what moved]} and post_hoc a list of decisions"
+    if entry["reason"] is not None and not isinstance(entry["reason"], str):
+        return "reason is text or null"
+    return None
+
+
+def read_freeze_log(project: Project) -> FreezeLog | None:
+    """The freeze log as stored (None when there is none); a malformed file is an input error."""
+    path = project.freeze_path
+    if not path.exists():
+        return None
+    shown = display_path(path)
+    with reading(path):
+        text = utf8_text(path, shown)
+        try:
+            record = strict_json(text)
+        except json.JSONDecodeError as error:
+            raise InputError(f"not valid JSON: {error.msg}", path=shown, line=error.lineno) from None
+        except ValueError as error:
+            raise InputError(f"not valid JSON: {error}", path=shown) from None
+    if not isinstance(record, dict):
+        raise InputError("expected {\"version\": 2, \"freezes\": [...], \"texts\": {...}}", path=shown)
+    if record.get("version") in (None, 1) and "freezes" not in record:
+        documents = record.get("documents")
+        if not isinstance(documents, dict) or not all(isinstance(value, str) for value in documents.values()):
+            raise InputError("expected {\"version\": 1, \"documents\": {name: sha256}}", path=shown, field="documents")
+        return FreezeLog(version=1, legacy_documents=documents)
+    entries, texts = record.get("freezes"), record.get("texts")
+    if record.get("version") != FREEZE_VERSION or not isinstance(entries, list) or not entries \
+            or not isinstance(texts, dict) or not all(isinstance(value, str) for value in texts.values()):
+        raise InputError(f"expected {{\"version\": {FREEZE_VERSION}, \"freezes\": [entry, ...], \"texts\": "
+                         "{name: text}}", path=shown, field="freezes")
+    for number, entry in enumerate(entries, start=1):
+        if problem := _shape_problem(entry):
+            raise InputError(f"freeze {number}: {problem}", path=shown, field=f"freezes[{number - 1}]")
+    if record.get("documents") != entries[-1]["documents"]:
+        raise InputError(f"documents is not the last freeze's ({len(entries)})", path=shown, field="documents")
+    return FreezeLog(FREEZE_VERSION, [FreezeEntry(number, entry) for number, entry in enumerate(entries, start=1)],
+                     texts)
+
+
+def freeze_record(entries: list[dict[str, Any]], texts: dict[str, str]) -> dict[str, Any]:
+    """The file: the documents in force (the last entry's, for a reader), every entry, the texts."""
+    return {"version": FREEZE_VERSION, "documents": entries[-1]["documents"], "freezes": entries, "texts": texts}
+
+
+def current_hashes(project: Project) -> dict[str, str]:
+    return {name: sha256_file(path) for name, path in design_files(project.design_dir).items()}
+
+
+def current_texts(project: Project) -> dict[str, str]:
+    texts = {}
+    for name, path in design_files(project.design_dir).items():
+        with reading(path):
+            texts[name] = utf8_text(path, display_path(path))
+    return texts
+
+
+def rules_snapshot(rules: DesignRules) -> dict[str, Any]:
+    """What a freeze keeps of the budgets and triggers: enough to say later what moved."""
+    return {"budgets": {name: budget.value for name, budget in sorted(rules.budgets.items())},
+            "triggers": {trigger.decision: {"when": trigger.predicate.source, "values": dict(trigger.values),
+                                            "file": trigger.file, "fires": trigger.fires,
+                                            "otherwise": trigger.otherwise, "document": trigger.document}
+                         for trigger in rules.triggers}}
+
+
+def _budgets_read(trigger: dict[str, Any]) -> set[str]:
+    return {name for path in trigger.get("values", {}).values() if (name := budget_read_by(path)) is not None}
+
+
+def amended_decisions(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, list[str]]:
+    """Per decision, what moved between two rules snapshots (`old` None: the first freeze)."""
+    old = old or {"budgets": {}, "triggers": {}}
+    moved: dict[str, list[str]] = {}
+    for decision in sorted(set(old["triggers"]) | set(new["triggers"])):
+        before, after = old["triggers"].get(decision), new["triggers"].get(decision)
+        if before is None:
+            moved[decision] = [ADDED]
+            continue
+        if after is None:
+            moved[decision] = [REMOVED]
+            continue
+        parts = []
+        if (before["when"], before["values"], before["file"]) != (after["when"], after["values"], after["file"]):
+            parts.append("trigger")
+        if (before["fires"], before["otherwise"]) != (after["fires"], after["otherwise"]):
+            parts.append("outcome")
+        if any(old["budgets"].get(name) != new["budgets"].get(name)
+               for name in _budgets_read(before) | _budgets_read(after)):
+            parts.append("budget")
+        if parts:
+            moved[decision] = parts
+    return moved
+
+
+def post_hoc_decisions(results_existed: bool, amended: dict[str, list[str]]) -> list[str]:
+    """The decisions an entry makes post hoc: every rule it sets or moves once results exist."""
+    return sorted(decision for decision, parts in amended.items() if results_existed and parts != [REMOVED])
+
+
+def existing_results(project: Project) -> dict[str, dict[str, Any]] | str:
+    """Every results file in outputs/ (results*.json) with its sha256 and `finished_at`, or
+    `none yet`: what a freeze made now has seen, or could have."""
+    found: dict[str, dict[str, Any]] = {}
+    outputs = project.outputs_dir
+    for path in sorted(outputs.glob("results*.json")) if outputs.is_dir() else []:
+        if not path.is_file():
+            continue
+        finished_at = _manifest_of(path).get("finished_at")
+        found[path.name] = {"sha256": sha256_file(path),
+                            "finished_at": finished_at if isinstance(finished_at, str) else None}
+    return found or NONE_YET
+
+
+def _diff(name: str, old: str | None, new: str | None) -> str:
+    import difflib   # only when a close match or a diff is shown
+
+    lines = difflib.unified_diff((old or "").splitlines(keepends=True), (new or "").splitlines(keepends=True),
+                                 fromfile=f"a/design/{name}" if old is not None else "/dev/null",
+                                 tofile=f"b/design/{name}" if new is not None else "/dev/null", n=1)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def document_changes(old_hashes: dict[str, str], old_texts: dict[str, str], new_hashes: dict[str, str],
+                     new_texts: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Per document whose sha256 moved: from, to and the diff (none when the old text was not kept)."""
+    changes = {}
+    for name in sorted(set(old_hashes) | set(new_hashes)):
+        if old_hashes.get(name) == new_hashes.get(name):
+            continue
+        if name in old_hashes and name not in old_texts:
+            diff = "(no diff: the frozen text was not kept)"
+        else:
+            diff = _diff(name, old_texts.get(name), new_texts.get(name))
+        changes[name] = {"from": old_hashes.get(name), "to": new_hashes.get(name), "diff": diff}
+    return changes
+
+
+@dataclass
+class FreezeOutcome:
+    previous: dict[str, str]
+    current: dict[str, str]
+    entry: FreezeEntry | None = None       # None: unchanged
+
+
+def freeze_project(project: Project, *, reason: str | None = None, post_hoc: Sequence[str] = (),
+                   now: datetime | None = None) -> FreezeOutcome:
+    """Append a freeze entry for the design as it is now (nothing when it is unchanged).
+
+    Once results exist, a change is an amendment: it needs a `reason`, and every decision whose
+    rule it sets or moves must be named in `post_hoc`, or nothing is written.
+    """
+    texts = current_texts(project)
+    if not texts:
+        raise InputError("no design documents to freeze", path=display_path(project.design_dir))
+    hashes = current_hashes(project)
+    log = read_freeze_log(project) or FreezeLog(FREEZE_VERSION)
+    previous = log.documents
+    if log.version == FREEZE_VERSION and log.entries and previous == hashes:
+        return FreezeOutcome(previous, hashes)
+    rules, results, amended, need_ack = _plan(project, log)
+    _check_amendment(project, results, reason, post_hoc, need_ack)
+    entry = {"frozen_at": (now or datetime.now(timezone.utc)).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+             "documents": hashes, "rules": rules, "results": results,
+             "changes": document_changes(previous, log.texts, hashes, texts), "amended": amended,
+             "reason": reason.strip() if reason else None, "post_hoc": need_ack,
+             "previous_sha256": log.entries[-1].sha256 if log.entries else GENESIS}
+    stored = [item.data for item in log.entries] + [entry]
+    atomic_write_json(project.freeze_path, freeze_record(stored, texts))
+    return FreezeOutcome(previous, hashes, FreezeEntry(len(stored), entry))
+
+
+def _plan(project: Project, log: FreezeLog) -> tuple[dict[str, Any], Any, dict[str, list[str]], list[str]]:
+    """What a freeze made now would record: the rules, the results it has seen, what moved, and
+    which decisions that makes post hoc."""
+    rules = rules_snapshot(read_design_rules(project.design_dir))
+    results = existing_results(project)
+    amended = amended_decisions(log.entries[-1].rules if log.entries else None, rules)
+    return rules, results, amended, post_hoc_decisions(results != NONE_YET, amended)
+
+
+def pending_post_hoc(project: Project) -> list[str]:
+    """The decisions a freeze made now would make post hoc: what `--post-hoc` must name."""
+    log = read_freeze_log(project) or FreezeLog(FREEZE_VERSION)
+    if log.version == FREEZE_VERSION and log.entries and log.documents == current_hashes(project):
+        return []
+    return _plan(project, log)[3]
+
+
+def _check_amendment(project: Project, results: Any, reason: str | None, post_hoc: Sequence[str],
+                     need_ack: list[str]) -> None:
+    shown = display_path(project.freeze_path)
+    if reason is not None and (not reason.strip() or len(reason) > MAX_REASON_CHARS or "\n" in reason):
+        raise InputError(f"--reason is one line of at most {MAX_REASON_CHARS} characters", path=shown,
+                         field="reason")
+    if results == NONE_YET:
+        unknown = sorted(set(post_hoc))
+        if unknown:
+            raise InputError(f"no results exist yet, so no decision is post hoc: drop --post-hoc {unknown[0]}",
+                             path=shown, field="post_hoc")
+        return
+    seen = ", ".join(f"outputs/{name}" for name in results)
+    if not reason or not reason.strip():
+        raise InputError(f"results exist ({seen}): a design change now is an amendment the readout shows next "
+                         "to the verdict; say why with --reason", path=shown, field="reason")
+    missing = [decision for decision in need_ack if decision not in post_hoc]
+    if missing:
+        raise InputError(f"this amendment sets or moves the rule of {', '.join(missing)} after the results "
+                         f"existed ({seen}), so its verdict will be post hoc: acknowledge it with "
+                         + " ".join(f"--post-hoc {decision}" for decision in missing) + ", or restore the rule",
+                         path=shown, field="post_hoc")
+    extra = sorted(set(post_hoc) - set(need_ack))
+    if extra:
+        raise InputError(f"--post-hoc {extra[0]}: this freeze does not move that decision's rule", path=shown,
+                         field="post_hoc")
+
+
+def freeze_problems(project: Project, log: FreezeLog | None = None) -> tuple[list[str], dict[str, str]]:
+    """(problems, current hashes); a problem names the file first."""
+    current = current_hashes(project)
+    log = log if log is not None else read_freeze_log(project)
+    renew = "renew the freeze with `readout freeze` if the change is deliberate"
+    shown_freeze = display_path(project.freeze_path)
+    if log is None:
+        return [f"{display_path(project.design_dir)}/: design documents are not frozen "
+                f"({shown_freeze} is missing); run `readout freeze` once the design is committed"], current
+    problems = []
+    if log.version != FREEZE_VERSION:
+        problems.append(f"{shown_freeze}: a version {log.version} freeze does not record what results existed when "
+                        "it was made; renew it with `readout freeze --reason ...` (the readout then shows "
+                        "every decision frozen after results as post hoc)")
+    frozen = log.documents
+    for name in sorted(set(frozen) | set(current)):
+        shown = display_path(project.design_dir / name)
+        if name not in current:
+            problems.append(f"{shown}: removed after the freeze; {renew}")
+        elif name not in frozen:
+            problems.append(f"{shown}: added after the freeze; {renew}")
+        elif frozen[name] != current[name]:
+            problems.append(f"{shown}: changed since the freeze (sha256 {frozen[name][:12]} frozen, "
+                            f"{current[name][:12]} now); {renew}")
+    if log.version == FREEZE_VERSION:
+        problems.extend(log_problems(project, log, design_matches=frozen == current))
+    return problems, current
+
+
+def log_problems(project: Project, log: FreezeLog, *, design_matches: bool) -> list[str]:
+    """Every way the log fails to prove itself: the chain, the kept texts, what each entry says moved,
+    the acknowledgements, and (when the design is unchanged) the last entry's rules against today's."""
+    shown = display_path(project.freeze_path)
+    problems = []
+    previous: FreezeEntry | None = None
+    for entry in log.entries:
+        where = f"{shown}: freeze {entry.number}"
+        expected = previous.sha256 if previous else GENESIS
+        if entry.data["previous_sha256"] != expected:
+            problems.append(f"{where}: the chain breaks here (previous_sha256 should be {expected[:12]}): an entry "
+                            "was edited, removed or inserted")
+        recomputed = amended_decisions(previous.rules if previous else None, entry.rules)
+        if entry.amended != recomputed:
+            problems.append(f"{where}: amended says {_moved_text(entry.amended)} but the rules moved "
+                            f"{_moved_text(recomputed)}")
+        need_ack = post_hoc_decisions(entry.results_existed, recomputed)
+        unacknowledged = [decision for decision in need_ack if decision not in entry.post_hoc]
+        if unacknowledged:
+            problems.append(f"{where}: {', '.join(unacknowledged)} became post hoc (its rule moved after results "
+                            "existed) without being acknowledged; renew the freeze with --post-hoc and a reason")
+        if entry.results_existed and (entry.amended or entry.data["changes"]) and not entry.reason:
+            problems.append(f"{where}: an amendment after results without a reason")
+        if not entry.results_existed:
+            problems.extend(f"{where} says no results existed, but {started}" for started in
+                            _results_started_before(project, entry.frozen_at))
+            seen = next((earlier for earlier in log.entries[:entry.number - 1] if earlier.results_existed), None)
+            if seen is not None:
+                problems.append(f"{where} says no results existed, but freeze {seen.number} had seen results: "
+                                "results deleted before a freeze were still seen")
+        previous = entry
+    last = log.entries[-1]
+    kept = {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in log.texts.items()}
+    if kept != last.documents:
+        problems.append(f"{shown}: the kept texts are not the documents of freeze {last.number}")
+    if design_matches and not problems:
+        today = rules_snapshot(read_design_rules(project.design_dir))
+        if today != last.rules:
+            problems.append(f"{shown}: freeze {last.number} records rules the design documents do not hold "
+                            "(the log was edited)")
+    return problems
+
+
+def _results_started_before(project: Project, frozen_at: str) -> list[str]:
+    """The results files whose run started before `frozen_at`: they existed, or were being made,
+    when a freeze of that time says none did (both clocks are recorded, so this catches an edit of
+    one, not a forger who edits both)."""
+    moment = _moment(frozen_at)
+    results = existing_results(project)
+    found = []
+    for name in (results if isinstance(results, dict) and moment else ()):
+        started = _started_at(project.outputs_dir / name)
+        if started is not None and started < moment:
+            found.append(f"outputs/{name} was started at {started.isoformat().replace('+00:00', 'Z')}, before the "
+                         "freeze: freeze again with --reason, acknowledging what is post hoc")
+    return found
+
+
+def _moment(text: Any) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _manifest_of(path: Path) -> dict[str, Any]:
+    """A results file's manifest, or {} when it cannot be read as one."""
+    try:
+        return read_results(path).model.manifest
+    except (InputError, OSError):
+        return {}
+
+
+def _started_at(path: Path) -> datetime | None:
+    return _moment(_manifest_of(path).get("started_at"))
+
+
+def _moved_text(amended: dict[str, list[str]]) -> str:
+    return "; ".join(f"{decision} {', '.join(parts)}" for decision, parts in sorted(amended.items())) or "nothing"
+
+
+@dataclass(frozen=True)
+class RuleChange:
+    """One freeze entry that set or moved a decision's rule: the rule before and after it, and the
+    budgets it reads on each side."""
+
+    entry: FreezeEntry
+    parts: list[str]
+    old: dict[str, Any] | None
+    new: dict[str, Any] | None
+    old_budgets: dict[str, float]
+    new_budgets: dict[str, float]
+
+    @property
+    def post_hoc(self) -> bool:
+        return self.entry.results_existed and self.parts != [REMOVED]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"freeze": self.entry.number, "frozen_at": self.entry.frozen_at, "moved": self.parts,
+                "results_existed": self.entry.results_existed, "reason": self.entry.reason,
+                "acknowledged": self.decision_acknowledged, "old": self.old, "new": self.new,
+                "old_budgets": self.old_budgets, "new_budgets": self.new_budgets}
+
+    @property
+    def decision_acknowledged(self) -> bool:
+        decision = (self.new or self.old or {}).get("decision")
+        return decision in self.entry.post_hoc
+
+
+def rule_changes(log: FreezeLog | None, decision: str) -> list[RuleChange]:
+    """Every entry of the log that set or moved `decision`'s rule, oldest first."""
+    if log is None or log.version != FREEZE_VERSION:
+        return []
+    changes = []
+    previous: dict[str, Any] = {"budgets": {}, "triggers": {}}
+    for entry in log.entries:
+        parts = entry.amended.get(decision)
+        if parts:
+            old = previous["triggers"].get(decision)
+            new = entry.rules["triggers"].get(decision)
+            read = _budgets_read(old or {}) | _budgets_read(new or {})
+            changes.append(RuleChange(entry, list(parts), _with_id(old, decision), _with_id(new, decision),
+                                      {name: previous["budgets"][name] for name in sorted(read)
+                                       if name in previous["budgets"]},
+                                      {name: entry.rules["budgets"][name] for name in sorted(read)
+                                       if name in entry.rules["budgets"]}))
+        previous = entry.rules
+    return changes
+
+
+def _with_id(rule: dict[str, Any] | None, decision: str) -> dict[str, Any] | None:
+    return {**rule, "decision": decision} if rule is not None else None

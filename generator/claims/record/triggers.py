@@ -1,0 +1,479 @@
+"""Decisions the checker computes: latency budgets and reversal triggers written in design documents.
+
+A decision record carries its reversal trigger as a fenced block inside the frozen document, so
+the rule cannot change without breaking the design freeze::
+
+    ```trigger
+    decision: D5
+    when: lift_low > 0 and lift_p < 0.05 and p95 <= budget
+    fires: ship the reranker
+    otherwise: do not ship the reranker
+    values:
+      lift_low: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.ci95_low
+      lift_p: comparisons.hybrid+rerank_vs_hybrid.metrics.nDCG@5.p_value
+      p95: rerank_cost.p95_milliseconds
+      budget: budget.rerank_p95_milliseconds
+    ```
+
+`when` is a predicate in the claim predicate language (generator.claims.language.predicates); each value
+is a results path (in `file`, default results.json) or `budget.NAME`, a number of a fenced
+`budget` block of any design document::
+
+    ```budget
+    rerank_p95_milliseconds: 500
+    ```
+
+Two values read the reranker frontier (generator.core.frontier) against a budget:
+`frontier.fitting.BUDGET` is how many priced configurations have a p95 within it, and
+`frontier.cheapest_within.BUDGET.FIELD` is a field (p95_milliseconds, p50_milliseconds, ceiling,
+headroom, depth, max_length) of the cheapest configuration that fits; when none fits, that value
+is unknown, with the reason.
+
+`check` evaluates every trigger with three-valued logic: a value that was not measured is
+unknown, and the trigger **fires**, **does not fire** or **cannot be decided** (when the outcome
+depends on an unknown value). `fires` and `otherwise` are what the decision then is, in words a
+verdict claim must use (generator.claims.tracing.checker). A path that does not exist at all is an input
+error, not an unknown: a typo must not read as "not measured".
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from generator.claims.record.design import DesignDocument, design_files
+from generator.memo import default_memo
+from generator.claims.language.predicates import (UNKNOWN, Predicate, PredicateEvaluationError, PredicateSyntaxError,
+                                         compile_predicate, evaluate_three_valued)
+from generator.errors import InputError
+from generator.fileio import display_path, reading, sha256_text
+from generator.numerals import find_numerals, numeral_value
+from generator.results import RESULTS_NAME, PathSyntaxError, Results, cost_block, parse_path, path_text
+from generator.results.model import cheapest_within, within_budget
+from generator.results.schema import FRONTIER as FRONTIER_BLOCK
+from generator.safe_yaml import load_config_with_lines
+from generator.wording import label_problem
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
+FIRES = "fires"
+DOES_NOT_FIRE = "does not fire"
+UNDECIDED = "cannot be decided"
+STATES = (FIRES, DOES_NOT_FIRE, UNDECIDED)
+BUDGET_PREFIX = "budget"
+FRONTIER = FRONTIER_BLOCK.name
+FRONTIER_QUERIES = ("fitting", "cheapest_within")
+FRONTIER_FIELDS = ("p95_milliseconds", "p50_milliseconds", "ceiling", "headroom", "depth", "max_length")
+TRIGGER_KEYS = {"decision", "when", "fires", "otherwise", "values", "file"}
+_DECISION_ID = re.compile(r"^[A-Z][A-Za-z0-9-]{0,15}$")
+_VALUE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
+
+
+@dataclass(frozen=True)
+class Budget:
+    name: str
+    value: float
+    document: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Trigger:
+    decision: str
+    title: str                  # the record's heading, e.g. "D5. A reranker ships only when it pays for itself"
+    predicate: Predicate
+    fires: str
+    otherwise: str
+    values: dict[str, str]      # name -> results path or budget.NAME
+    file: str
+    document: str
+    line: int
+
+    def outcome(self, state: str) -> str:
+        return self.fires if state == FIRES else self.otherwise if state == DOES_NOT_FIRE else UNDECIDED
+
+
+@dataclass
+class DecisionRow:
+    """One trigger evaluated: what the decision table shows and a verdict claim cites."""
+
+    trigger: Trigger
+    state: str
+    read: dict[str, dict[str, Any]] = field(default_factory=dict)   # name -> {path, value, measured, reason}
+    reason: str | None = None    # why it cannot be decided
+    # What the design freeze says of the rule (generator.claims.record.freeze.RuleChange, oldest first) and
+    # what git shows of the entry that last set it (generator.claims.record.anchoring.Anchor).
+    changes: list[Any] = field(default_factory=list)
+    anchor: Any = None
+
+    @property
+    def outcome(self) -> str:
+        return self.trigger.outcome(self.state)
+
+    @property
+    def post_hoc(self) -> list[Any]:
+        """The freezes that set or moved this rule after results existed: its verdict is post hoc."""
+        return [change for change in self.changes if change.post_hoc]
+
+    @property
+    def acknowledged(self) -> bool:
+        return all(change.decision_acknowledged for change in self.post_hoc)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"decision": self.trigger.decision, "title": self.trigger.title,
+                "trigger": self.trigger.predicate.source, "state": self.state, "outcome": self.outcome,
+                "file": self.trigger.file, "document": self.trigger.document, "line": self.trigger.line,
+                "values": self.read, "reason": self.reason, "post_hoc": bool(self.post_hoc),
+                "acknowledged": self.acknowledged, "changes": [change.as_dict() for change in self.changes],
+                "anchor": self.anchor.describe() if self.anchor is not None else None}
+
+
+@dataclass
+class DesignRules:
+    budgets: dict[str, Budget] = field(default_factory=dict)
+    triggers: list[Trigger] = field(default_factory=list)
+
+
+@functools.lru_cache(maxsize=1)
+def _commonmark() -> MarkdownIt:
+    from markdown_it import MarkdownIt   # only when a design document's fences are not remembered
+
+    return MarkdownIt("commonmark")
+
+
+@functools.lru_cache(maxsize=32)
+def _fences(text: str) -> tuple[tuple[str, str, int, str | None], ...]:
+    """(info, content, first content line, heading above) of every fenced block of a Markdown text
+    (remembered: one check reads the design rules for the freeze and for the decisions; across
+    checks, a signed memo by the text's sha256, generator.memo)."""
+    found = default_memo().remembered("design fences", sha256_text(text),
+                              lambda: _fence_record(text))
+    return tuple((info, content, line, heading) for info, content, line, heading in found)
+
+
+def _fence_record(text: str) -> list[list]:
+    found: list[list] = []
+    heading = None
+    tokens = _commonmark().parse(text)
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and index + 1 < len(tokens):
+            heading = tokens[index + 1].content.strip()
+        if token.type == "fence" and token.map:
+            found.append([token.info.strip(), token.content, token.map[0] + 2, heading])
+    return found
+
+
+def read_design_rules(design_dir: Path) -> DesignRules:
+    """Every `budget` and `trigger` block of the design documents, validated."""
+    rules = DesignRules()
+    blocks = []
+    for name, path in sorted(design_files(design_dir).items()):
+        if path.suffix.lower() not in (".md", ".markdown"):
+            continue
+        shown = display_path(path)
+        try:
+            with reading(path):
+                text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise InputError(f"not UTF-8 text (byte {error.start})", path=shown) from None
+        for info, content, line, heading in _fences(text):
+            if info in ("budget", "trigger"):
+                blocks.append((info, content, line, heading, name, shown))
+    for info, content, line, heading, name, shown in blocks:
+        if info == "budget":
+            _read_budget(content, line, name, shown, rules)
+    for info, content, line, heading, name, shown in blocks:
+        if info == "trigger":
+            rules.triggers.append(_read_trigger(content, line, heading, name, shown, rules))
+    seen: dict[str, Trigger] = {}
+    for trigger in rules.triggers:
+        if trigger.decision in seen:
+            raise InputError(f"decision {trigger.decision} has a second trigger (first at "
+                             f"{seen[trigger.decision].document}:{seen[trigger.decision].line})",
+                             path=display_path(design_dir / trigger.document), line=trigger.line, field="decision")
+        seen[trigger.decision] = trigger
+    rules.triggers.sort(key=lambda trigger: _natural(trigger.decision))
+    _hold_prose_to_budgets(design_dir, rules)
+    return rules
+
+
+# A budget named `..._milliseconds` is stated in milliseconds; prose may say it in any of these.
+_UNIT_SCALE = {"milliseconds": {"ms": 1.0, "millisecond": 1.0, "milliseconds": 1.0, "msec": 1.0,
+                                "s": 1000.0, "sec": 1000.0, "second": 1000.0, "seconds": 1000.0,
+                                "minute": 60000.0, "minutes": 60000.0},
+               "seconds": {"ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001, "s": 1.0, "sec": 1.0,
+                           "second": 1.0, "seconds": 1.0, "minute": 60.0, "minutes": 60.0}}
+
+
+def _budget_subject(name: str) -> tuple[list[str], dict[str, float] | None]:
+    """The words a sentence about budget `name` names (every part of the name but its unit) and the
+    units it may be stated in (None: any number in such a sentence states it)."""
+    parts = [part for part in name.lower().split("_") if part]
+    scale = _UNIT_SCALE.get(parts[-1]) if parts else None
+    if scale is not None:
+        parts = parts[:-1]
+    else:
+        scale = {parts[-1]: 1.0, parts[-1].rstrip("s"): 1.0} if parts else None
+    return parts, scale
+
+
+def _hold_prose_to_budgets(design_dir: Path, rules: DesignRules) -> None:
+    """One budget, one number: a design sentence that names everything a budget's name says (its
+    unit apart) and gives a number in that unit must give the budget's own value; otherwise the
+    prose and the block disagree, and the design is refused (the trigger reads the block)."""
+    if not rules.budgets:
+        return
+    for name, path in sorted(design_files(design_dir).items()):
+        if path.suffix.lower() not in (".md", ".markdown"):
+            continue
+        document = DesignDocument(name, path)
+        for text, line in document.prose_units():
+            for budget in rules.budgets.values():
+                _check_budget_sentence(budget, text, line, display_path(path))
+
+
+def _check_budget_sentence(budget: Budget, text: str, line: int, shown: str) -> None:
+    subject, scale = _budget_subject(budget.name)
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    if not subject or not all(any(word.startswith(part) for word in words) for part in subject):
+        return
+    for numeral in find_numerals(text):
+        value = numeral_value(numeral)
+        unit = re.match(r"[\s-]*([A-Za-z]+)\b", text[numeral.end:])
+        if value is None or unit is None or scale is None or unit.group(1).lower() not in scale:
+            continue
+        stated = value * scale[unit.group(1).lower()]
+        if not math.isclose(stated, budget.value, rel_tol=1e-9, abs_tol=1e-12):
+            raise InputError(f"the prose states {numeral.token} {unit.group(1)} for budget {budget.name}, but its "
+                             f"budget block ({budget.document}:{budget.line}) says {budget.value:g}: one budget, one "
+                             "number (change both, or neither)", path=shown, line=line)
+
+
+def _natural(text: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
+def _block(content: str, line: int, shown: str) -> tuple[dict[str, Any], Callable[[str], int]]:
+    try:
+        data, lines = load_config_with_lines(content, shown)
+    except InputError as error:
+        raise InputError(error.reason, path=shown, line=line + (error.line or 1) - 1) from None
+    if not isinstance(data, dict):
+        raise InputError("a fenced block holds a YAML mapping", path=shown, line=line)
+    return data, lambda key: line + (lines.line(key) or 1) - 1
+
+
+def _read_budget(content: str, line: int, name: str, shown: str, rules: DesignRules) -> None:
+    data, line_of = _block(content, line, shown)
+    for key, value in data.items():
+        where = line_of(key)
+        if not isinstance(key, str) or not _VALUE_NAME.match(key):
+            raise InputError("a budget name is a plain identifier", path=shown, line=where, field=str(key)[:40])
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise InputError(f"a budget is a finite number >= 0, got {value!r}"[:120], path=shown, line=where,
+                             field=key)
+        if key in rules.budgets:
+            first = rules.budgets[key]
+            raise InputError(f"budget {key} is set twice (first at {first.document}:{first.line})", path=shown,
+                             line=where, field=key)
+        rules.budgets[key] = Budget(key, float(value), name, where)
+
+
+def _read_trigger(content: str, line: int, heading: str | None, name: str, shown: str,
+                  rules: DesignRules) -> Trigger:
+    data, line_of = _block(content, line, shown)
+    unknown = sorted(set(map(str, data)) - TRIGGER_KEYS)
+    if unknown:
+        raise InputError(f"unknown key; a trigger holds {', '.join(sorted(TRIGGER_KEYS))}", path=shown,
+                         line=line_of(unknown[0]), field=unknown[0][:40])
+    for key in ("decision", "when", "fires", "otherwise", "values"):
+        if key not in data:
+            raise InputError("missing", path=shown, line=line, field=key)
+    decision = data["decision"]
+    if not isinstance(decision, str) or not _DECISION_ID.match(decision):
+        raise InputError("a decision id such as D5", path=shown, line=line_of("decision"), field="decision")
+    if heading is None or not re.match(rf"{re.escape(decision)}\b", heading):
+        raise InputError(f"a trigger sits under its decision record's heading (## {decision}. ...); it is under "
+                         f"{heading!r}"[:200], path=shown, line=line_of("decision"), field="decision")
+    for key in ("fires", "otherwise"):
+        if not isinstance(data[key], str) or (problem := label_problem(data[key], verdict=True)):
+            raise InputError(f"the decision in a few plain words: it {problem or 'is not text'}", path=shown,
+                             line=line_of(key), field=key)
+    if data["fires"].strip().lower() == data["otherwise"].strip().lower():
+        raise InputError("fires and otherwise say the same: the trigger would decide nothing", path=shown,
+                         line=line_of("otherwise"), field="otherwise")
+    if not isinstance(data["when"], str):
+        raise InputError("a predicate, e.g. lift_low > 0 and p95 <= budget", path=shown, line=line_of("when"),
+                         field="when")
+    try:
+        predicate = compile_predicate(data["when"])
+    except PredicateSyntaxError as error:
+        raise InputError(str(error), path=shown, line=line_of("when"), field="when") from None
+    values = _trigger_values(data["values"], line_of, shown, rules)
+    missing = sorted(predicate.names - set(values))
+    if missing:
+        raise InputError(f"the predicate uses {', '.join(missing)}, which values does not bind", path=shown,
+                         line=line_of("when"), field="when")
+    unused = sorted(set(values) - predicate.names)
+    if unused:
+        raise InputError(f"{', '.join(unused)} is read but the predicate never uses it", path=shown,
+                         line=line_of("values"), field="values")
+    results_file = data.get("file", RESULTS_NAME)
+    if not isinstance(results_file, str) or not results_file or "/" in results_file or results_file.startswith("."):
+        raise InputError("a results file name in outputs/, e.g. results.json", path=shown, line=line_of("file"),
+                         field="file")
+    return Trigger(decision=decision, title=heading, predicate=predicate, fires=data["fires"].strip(),
+                   otherwise=data["otherwise"].strip(), values=dict(values), file=results_file, document=name,
+                   line=line_of("decision"))
+
+
+def _trigger_values(values: Any, line_of: Callable[[str], int], shown: str, rules: DesignRules) -> dict[str, str]:
+    """A trigger's `values:` block: each name bound to a results path or to a known budget."""
+    if not isinstance(values, dict) or not values:
+        raise InputError("a mapping of name: results path or budget.NAME", path=shown, line=line_of("values"),
+                         field="values")
+    for value_name, path in values.items():
+        where = line_of(f"values.{value_name}")
+        if not isinstance(value_name, str) or not _VALUE_NAME.match(value_name):
+            raise InputError("a value name is a plain identifier", path=shown, line=where, field="values")
+        if not isinstance(path, str):
+            raise InputError("expected a results path or budget.NAME", path=shown, line=where,
+                             field=f"values.{value_name}")
+        try:
+            steps = parse_path(path)
+        except PathSyntaxError as error:
+            raise InputError(str(error), path=shown, line=where, field=f"values.{value_name}") from None
+        if steps[0].key == BUDGET_PREFIX and (len(steps) != 2 or steps[1].key not in rules.budgets):
+            raise InputError(f"no budget {path_text(steps[1:]) or '(none)'} in any design document's budget block; "
+                             f"known: {', '.join(sorted(rules.budgets)) or '(none)'}", path=shown, line=where,
+                             field=f"values.{value_name}")
+        if steps[0].key == FRONTIER and len(steps) > 1 and steps[1].key in FRONTIER_QUERIES:
+            if problem := _frontier_query_problem(steps, rules):
+                raise InputError(problem, path=shown, line=where, field=f"values.{value_name}")
+    return values
+
+
+def budget_read_by(path: Any) -> str | None:
+    """The budget a trigger value's path reads, if any: `budget.NAME`, or the NAME inside a
+    frontier query (`frontier.fitting.NAME`, `frontier.cheapest_within.NAME.FIELD`). Moving that
+    budget moves the rule as surely as editing the predicate."""
+    if not isinstance(path, str):
+        return None
+    parts = path.split(".")
+    if parts[0] == "budget" and len(parts) > 1:
+        return ".".join(parts[1:])
+    if parts[0] == FRONTIER and len(parts) > 2 and parts[1] in FRONTIER_QUERIES:
+        return parts[2]
+    return None
+
+
+def _frontier_query_problem(steps: tuple, rules: DesignRules) -> str | None:
+    """Why a `frontier.fitting.BUDGET` or `frontier.cheapest_within.BUDGET.FIELD` value is malformed."""
+    query = steps[1].key
+    wanted = 3 if query == "fitting" else 4
+    shape = "frontier.fitting.BUDGET" if query == "fitting" else "frontier.cheapest_within.BUDGET.FIELD"
+    if len(steps) != wanted or any(step.kind != "key" for step in steps):
+        return f"expected {shape}"
+    if steps[2].key not in rules.budgets:
+        return (f"no budget {steps[2].key} in any design document's budget block; known: "
+                f"{', '.join(sorted(rules.budgets)) or '(none)'}")
+    if query == "cheapest_within" and steps[3].key not in FRONTIER_FIELDS:
+        return f"a configuration's field is one of {', '.join(FRONTIER_FIELDS)}"
+    return None
+
+
+def _frontier_value(results: Results, steps: tuple, budgets: dict[str, Budget]) -> tuple[Any, str | None, str]:
+    """(value, why it is unknown, how it was measured) of a frontier query; a results file
+    without a frontier block is an input error for the caller, like any missing path."""
+    frontier = results.model.frontier
+    if frontier is None or not isinstance(frontier.get("configurations"), list):
+        raise LookupError(f"{results.name} holds no frontier block (evaluate.frontier)")
+    budget = budgets[steps[2].key]
+    if steps[1].key == "fitting":
+        return len(within_budget(frontier, budget.value)), None, "measured by shape"
+    chosen = cheapest_within(frontier, budget.value)
+    if chosen is None:
+        return UNKNOWN, f"no configuration of the frontier fits {budget.name} ({budget.value:g})", "measured by shape"
+    return chosen[steps[3].key], None, str(chosen.get("cost"))
+
+
+def evaluate_trigger(trigger: Trigger, budgets: dict[str, Budget], results: Results | None,
+                     results_problem: str | None, design_display: str) -> DecisionRow:
+    """Read the trigger's values and evaluate it. `results_problem` says why the results cannot be
+    cited (unsealed, not re-derivable); the trigger then cannot be decided on them."""
+    row = DecisionRow(trigger, UNDECIDED)
+    values: dict[str, Any] = {}
+    unknown_reasons = []
+    for name, path in sorted(trigger.values.items()):
+        steps = parse_path(path)
+        if steps[0].key == BUDGET_PREFIX:
+            budget = budgets[steps[1].key]
+            values[name] = budget.value
+            row.read[name] = {"path": path, "value": budget.value, "measured": True, "from": "design",
+                              "source": f"{budget.document}:{budget.line}"}
+            continue
+        if results is None or results_problem:
+            values[name] = UNKNOWN
+            row.read[name] = {"path": path, "value": None, "measured": False, "source": trigger.file}
+            unknown_reasons.append(f"{trigger.file} cannot be read: {results_problem}")
+            continue
+        if steps[0].key == FRONTIER and len(steps) > 1 and steps[1].key in FRONTIER_QUERIES:
+            try:
+                value, why, how = _frontier_value(results, steps, budgets)
+            except LookupError as error:
+                raise InputError(f"decision {trigger.decision}: {path}: {error}", path=design_display,
+                                 line=trigger.line, field=f"values.{name}") from None
+            values[name] = value
+            row.read[name] = {"path": path, "value": None if why else value, "measured": why is None,
+                              "from": "results", "source": trigger.file, "how": how,
+                              "budget": budgets[steps[2].key].value,
+                              **({"reason": why} if why else {})}
+            if why:
+                unknown_reasons.append(f"{name}: {why}")
+            continue
+        resolution = results.model.resolve(steps)
+        if resolution.ok and _is_number_or_bool(resolution.value):
+            values[name] = resolution.value
+            row.read[name] = {"path": path, "value": resolution.value, "measured": True, "from": "results",
+                              "source": trigger.file, "how": _how_measured(results, steps)}
+        elif resolution.ok:
+            raise InputError(f"{path} is {str(resolution.value)[:40]!r}, not a number or true/false",
+                             path=design_display, line=trigger.line, field=f"values.{name}")
+        elif resolution.unmeasured:
+            values[name] = UNKNOWN
+            row.read[name] = {"path": path, "value": None, "measured": False, "source": trigger.file,
+                              "reason": resolution.reason}
+            unknown_reasons.append(f"{name}: {resolution.reason}")
+        else:
+            raise InputError(f"decision {trigger.decision}: {path} is not in {trigger.file}: {resolution.reason}"[:300],
+                             path=design_display, line=trigger.line, field=f"values.{name}")
+    try:
+        outcome = evaluate_three_valued(trigger.predicate, values)
+    except PredicateEvaluationError as error:
+        raise InputError(f"decision {trigger.decision}: the trigger cannot be evaluated: {error}",
+                         path=design_display, line=trigger.line, field="when") from None
+    if outcome is UNKNOWN:
+        row.state = UNDECIDED
+        row.reason = "; ".join(dict.fromkeys(unknown_reasons)) or "a value was not measured"
+    elif isinstance(outcome, bool):
+        row.state = FIRES if outcome else DOES_NOT_FIRE
+    else:
+        raise InputError(f"decision {trigger.decision}: the trigger gives {outcome!r}, not true or false",
+                         path=design_display, line=trigger.line, field="when")
+    return row
+
+
+def _is_number_or_bool(value: Any) -> bool:
+    return isinstance(value, bool) or (isinstance(value, (int, float)) and math.isfinite(value))
+
+
+def _how_measured(results: Results, steps: tuple) -> str:
+    """"measured by shape" when the value lies in a block whose cost was measured by shape."""
+    block = cost_block(results.data, results.model.canonical(steps)[0])
+    cost = block.get("cost") if block is not None else None
+    return cost if isinstance(cost, str) and cost.startswith("measured by shape") else "measured"
