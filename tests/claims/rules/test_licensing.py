@@ -238,6 +238,10 @@ def test_pre_registered_without_a_decision_is_refused(make_project, tmp_path):
     ("Hybrid übertrifft dense bei nDCG@5: {h:.3f} gegen {d:.3f}.", None, False),
     ("Hybrid ist signifikant besser als dense bei nDCG@5: {h:.3f} gegen {d:.3f}.", [HIGHER], False),
     ("Hybrid übertrifft dense bei nDCG@5: {h:.3f} gegen {d:.3f}.", [HIGHER], True),
+    ("Der Unterschied von hybrid zu dense bei nDCG@5 ({h:.3f} gegen {d:.3f}) ist nicht signifikant.",
+     [{"indistinguishable": "hybrid", "from": "dense", "metric": "nDCG@5"}], True),
+    ("Der Unterschied von hybrid zu dense bei nDCG@5 ({h:.3f} gegen {d:.3f}) ist signifikant.",
+     [{"indistinguishable": "hybrid", "from": "dense", "metric": "nDCG@5"}], False),
 ])
 def test_a_language_the_ledger_declares_is_licensed_by_its_own_lexicon(make_project, tmp_path, text, asserts, traces):
     root = make_project(tmp_path / "p", extra_claims=claim("c", text, measured(HYBRID_DENSE, "h > d"),

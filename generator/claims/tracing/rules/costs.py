@@ -53,8 +53,9 @@ def _braced(names) -> str:
 
 @rule("shape-said", "A cost by shape says so")
 def shape_said(view: ClaimView) -> list[str]:
-    """A time measured with the architecture and random weights is shown only in a sentence that
-    says "measured by shape", so no reader takes it for the model's own run."""
+    """A figure of a cost measured with the architecture and random weights (its time, its batch,
+    its length) is shown only in a sentence that says "measured by shape", so no reader takes it
+    for the model's own run."""
     by_shape = [name for name, how in _costs(view).cost_only.items() if how.startswith(SHAPE_COST)]
     if not by_shape or re.search(r"\bshape\b", view.said, re.IGNORECASE):
         return []
