@@ -22,6 +22,7 @@ $(BIN)/readout: pyproject.toml
 
 demo: $(BIN)/readout
 	$(BIN)/readout build examples/l03
+	@echo "readout is installed in $(BIN): run $(BIN)/readout, or activate it with . $(BIN)/activate"
 
 chromium:
 	@if [ ! -x "$(CHROMIUM)" ]; then \

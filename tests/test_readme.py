@@ -1,4 +1,9 @@
-"""The README documents every command, and its checked examples are real output.
+"""The documentation covers every command, and its checked examples are real output.
+
+The README is one screen of purpose, install and example plus the walk-through; each command's
+`--help` is in docs/cli.md (generated, held current by tests/test_cli_reference.py) and what it
+does, with examples, in docs/commands.md. Checked examples are found in README.md and every
+docs/*.md, wherever they now stand.
 
 A console block preceded by `<!-- output-checked -->` is run from the repository root; its
 output (stdout then stderr) must match the block, and a final `[exit N]` line gives the exit
@@ -29,27 +34,43 @@ from tests.conftest import readout_on_path, run_program, run_python
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 README = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+CLI_REFERENCE = (REPOSITORY / "docs" / "cli.md").read_text(encoding="utf-8")
+COMMANDS_GUIDE = (REPOSITORY / "docs" / "commands.md").read_text(encoding="utf-8")
+# Every hand-written or generated page a checked example may stand in, by its path in the repository.
+DOCUMENTS = {"README.md": README, **{f"docs/{path.name}": path.read_text(encoding="utf-8")
+                                    for path in sorted((REPOSITORY / "docs").glob("*.md"))}}
 CHECKED_BLOCK = re.compile(r"<!-- output-checked -->\n```console\n\$ (?P<command>[^\n]+)\n(?P<output>.*?)```", re.S)
+# How many output-checked examples the documentation holds: moving one between pages keeps the
+# count, and losing one (a marker dropped, a block reformatted past the pattern) fails.
+CHECKED_EXAMPLES = 7
 
 
 def _checked_blocks():
-    return [(match["command"], match["output"]) for match in CHECKED_BLOCK.finditer(README)]
+    return [(document, match["command"], match["output"])
+            for document, text in DOCUMENTS.items() for match in CHECKED_BLOCK.finditer(text)]
 
 
 @pytest.mark.parametrize("name", [command[0] for command in COMMANDS])
 def test_every_command_is_documented_and_has_help(name):
-    assert re.search(rf"`readout {re.escape(name)}\b", README), f"README has no section for readout {name}"
+    heading = f"\n## `readout {name}`\n"
+    assert heading in CLI_REFERENCE, f"docs/cli.md has no section for readout {name}"
+    section = CLI_REFERENCE[CLI_REFERENCE.index(heading):].split("\n## ", 2)[1]
+    assert f"```text\nusage: readout {name} " in section
+    assert re.search(rf"`readout {re.escape(name)}\b", COMMANDS_GUIDE), f"docs/commands.md skips readout {name}"
     completed = run_python("-m", "generator.cli", name, "--help", cwd=REPOSITORY)
     assert completed.returncode == 0
     assert completed.stdout.startswith(f"usage: readout {name}")
 
 
-def test_readme_has_checked_examples():
-    assert len(_checked_blocks()) >= 6
+def test_the_documentation_has_its_checked_examples():
+    blocks = _checked_blocks()
+    assert len(blocks) >= CHECKED_EXAMPLES, [f"{document}: {command}" for document, command, _ in blocks]
+    assert {document for document, _, _ in blocks} >= {"docs/commands.md"}
 
 
-@pytest.mark.parametrize("command,expected", _checked_blocks(), ids=[c for c, _ in _checked_blocks()])
-def test_checked_readme_example_is_real_output(command, expected):
+@pytest.mark.parametrize("document,command,expected", _checked_blocks(),
+                         ids=[f"{document}: {command}" for document, command, _ in _checked_blocks()])
+def test_checked_example_is_real_output(document, command, expected):
     words = shlex.split(command)
     assert words[0] == "readout"
     expected_code = 0
@@ -102,8 +123,9 @@ def test_a_size_stands_for_any_size_only_where_asked():
 
 
 @pytest.mark.model
-@pytest.mark.parametrize("body", [match["body"] for match in SEQUENCE_BLOCK.finditer(README)])
-def test_a_sequence_of_readme_commands_is_real_output_in_order(body, tmp_path):
+@pytest.mark.parametrize("body", [match["body"] for text in DOCUMENTS.values()
+                                  for match in SEQUENCE_BLOCK.finditer(text)])
+def test_a_sequence_of_documented_commands_is_real_output_in_order(body, tmp_path):
     steps = _sequence_steps(body)
     first = shlex.split(steps[0][0], comments=True)
     created = next(word for word in first[1:] if word.startswith("build/"))
@@ -119,33 +141,53 @@ def test_a_sequence_of_readme_commands_is_real_output_in_order(body, tmp_path):
         output = PROGRESS_LINE.sub("", completed.stdout + completed.stderr)
         assert _matches(lines, output, any_size=True), f"$ {command}\n{output}"
         assert completed.returncode == expected_code, f"$ {command}\n{output}"
+    # Design first: the walk-through leaves no decision post hoc, and git shows the design first.
+    from generator.claims.tracing.checker import check_project
+    from generator.project import load_project
+
+    report = check_project(load_project(REPOSITORY / created))
+    assert report.decisions and not any(row.post_hoc for row in report.decisions)
+    assert all(not entry.results_existed for entry in report.freeze_entries)
+    assert report.anchoring.git and all(report.anchoring.entry(entry.number).anchored
+                                        for entry in report.freeze_entries)
+
+
+_GIT_IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+                 "GIT_COMMITTER_EMAIL": "t@example.org", "GIT_CONFIG_NOSYSTEM": "1"}
 
 
 def _sequence_command(words: list[str], environment: dict):
-    """One step of a README sequence: readout itself, a copy, or the CI gate script."""
+    """One step of a README sequence: readout itself, a copy, or git in the project made."""
     if words[0] == "readout":
         return run_python("-m", "generator.cli", *words[1:], cwd=REPOSITORY, env=environment)
     if words[0] == "cp" and len(words) == 3:
         return run_program(words, cwd=REPOSITORY, env=environment)
-    assert words[0] == ".ci/readout-gate", f"a README sequence runs readout, cp or the CI gate, not {words[0]}"
-    return run_program([REPOSITORY / ".ci" / "readout-gate", *words[1:]], cwd=REPOSITORY, env=environment)
+    assert words[:2] == ["git", "-C"] and words[2].startswith("build/"), \
+        f"a README sequence runs readout, cp or git in its own project, not {words[0]}"
+    return run_program(words, cwd=REPOSITORY, env={**environment, **_GIT_IDENTITY})
 
 
-def test_the_readme_walks_a_new_team_from_init_with_its_own_run_to_the_ci_gate():
-    """Issue 23: init with the team's run file, a draft, the failing check, the team's ledger, the
-    release build, and the gate its CI runs; in that order, in one checked block."""
+def test_the_readme_walks_a_new_team_from_init_design_first_to_the_ci_gate():
+    """Issues 23 and 36: init with the team's run file, the team's decisions frozen and committed
+    before any result, a draft, the failing check, the team's ledger, the release build, the
+    commit, and the gate its CI runs; in that order, in one checked block."""
     bodies = [match["body"] for match in SEQUENCE_BLOCK.finditer(README)]
     assert len(bodies) == 1
+    assert [name for name, text in DOCUMENTS.items() if SEQUENCE_BLOCK.search(text)] == ["README.md"]
     commands = [shlex.split(command, comments=True) for command, _ in _sequence_steps(bodies[0])]
     assert commands[0][:2] == ["readout", "init"] and "--run" in commands[0]
-    assert [words[:2] for words in commands[1:3]] == [["readout", "build"], ["readout", "check"]]
-    assert "--draft" in commands[1]
-    copies = [index for index, words in enumerate(commands) if words[0] == "cp"]
-    assert copies and commands[copies[0]][2].endswith("claims/ledger.yaml")
+    first = lambda test: next(index for index, words in enumerate(commands) if test(words))  # noqa: E731
+    decisions = first(lambda words: words[0] == "cp" and words[2].endswith("design/decisions.md"))
+    freeze = first(lambda words: words[:2] == ["readout", "freeze"])
+    committed = first(lambda words: words[0] == "git" and "commit" in words)
+    draft = first(lambda words: words[:2] == ["readout", "build"])
+    assert decisions < freeze < committed < draft and "--draft" in commands[draft]
+    assert commands[draft + 1][:2] == ["readout", "check"]
+    ledger = first(lambda words: words[0] == "cp" and words[2].endswith("claims/ledger.yaml"))
     release = [index for index, words in enumerate(commands)
                if words[:2] == ["readout", "build"] and "--draft" not in words]
-    assert release and release[-1] > copies[0]
-    assert commands[-1][0] == ".ci/readout-gate"
+    assert release and release[-1] > ledger
+    assert commands[-1][:2] == ["readout", "gate"]
 
 
 # --- the verdict summary is rendered from the results ----------------------------------------------

@@ -309,12 +309,21 @@ def hash_inputs(root: Path) -> dict[str, dict[str, object]]:
             for name in INPUT_FILES}
 
 
+def missing_data_hint(root: Path) -> str:
+    """What to do about a dataset folder that is not there: SciFact's download for the SciFact
+    review, and for any other project its own folder, never another project's dataset."""
+    if "scifact" in root.as_posix().lower():
+        return DOWNLOAD_HINT
+    return ("put this project's BEIR folder there (corpus.jsonl, queries.jsonl, qrels/test.tsv): `data` in "
+            "readout.yaml names it, relative to readout.yaml; or pass --data DIR")
+
+
 def check_dataset_layout(root: Path) -> None:
     if not root.is_dir():
-        raise InputError(f"dataset directory not found; {DOWNLOAD_HINT}", path=str(root))
+        raise InputError(f"dataset directory not found; {missing_data_hint(root)}", path=str(root))
     for name in INPUT_FILES:
         if not (root / name).is_file():
-            raise InputError(f"missing {name}; {DOWNLOAD_HINT}", path=str(root))
+            raise InputError(f"missing {name}; {missing_data_hint(root)}", path=str(root))
 
 
 def load_dataset(root: str | Path) -> Dataset:

@@ -47,7 +47,7 @@ from generator.evaluate.progress import progress_line as shared_progress_line
 from generator.evaluate.retrieval import sparse_rankings
 
 DEFAULT_BASE_MODEL = OFFLINE_MINILM_ALIAS
-# About 11 minutes at max_length 128 on two cores for SciFact's 5,183 documents (README).
+# About 11 minutes at max_length 128 on two cores for SciFact's 5,183 documents (docs/commands.md).
 DEFAULT_STEPS = 400
 DEFAULT_BATCH_SIZE = 16
 DEFAULT_MAX_LENGTH = 256

@@ -155,7 +155,7 @@ def load_project(project_dir: str | Path) -> Project:
     if not root.is_dir():
         raise InputError("project directory does not exist", path=str(project_dir))
     if not config_path.is_file():
-        raise InputError(f"no {CONFIG_NAME} here: a project directory needs one (see README, 'Projects')",
+        raise InputError(f"no {CONFIG_NAME} here: a project directory needs one (see docs/commands.md, 'Projects')",
                          path=display_path(root))
     with reading(config_path):
         raw = config_path.read_bytes()

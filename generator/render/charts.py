@@ -8,7 +8,12 @@ Honest by construction:
 - a metric has one colour and one pattern in every chart (METRIC_STYLES, keyed by its name, not
   by where readout.yaml happens to list it), so it is told apart without colour too;
 - the layout is in percentages of the width and the text in CSS pixels: at phone width a chart
-  narrows instead of being cropped or scaled into unreadable type;
+  narrows instead of being cropped or scaled into unreadable type. What must not collide is laid
+  out for the narrowest chart it can be drawn in (NARROW_PX, a 360 px phone; WIDE_PX, the
+  narrowest desktop page) with text widths estimated from their length (`text_width`): tick labels
+  keep a gap between them (ticks whose labels would touch keep their mark and gridline, their label
+  shown only on a wide screen or not at all), and a change's value sits on one side of the zero
+  line, never across it;
 - a row that was not measured, or has no time, is a label saying so, never a bar; a time
   measured by shape says so on its row; the latency budget, when a decision reads one, is a line.
 
@@ -20,6 +25,7 @@ Each chart is an `<svg role="img">` with a `<title>` and a `<desc>`.
 from __future__ import annotations
 
 import hashlib
+import html
 import math
 import re
 from typing import Any, Callable
@@ -29,6 +35,7 @@ from markupsafe import Markup
 from generator.project.outputs import DeltasChart, QualityVsTimeChart, TableSpec
 from generator.render.doors import Door
 from generator.render.labels import Labels
+from generator.render.orphans import strip_marks
 from generator.render.values import as_number, format_number
 from generator.results import MISSING, ResultsModel, cost_block, parse_path
 
@@ -45,6 +52,15 @@ LABEL_END = 30.0        # row names left of this
 PLOT_START, PLOT_END = 32.0, 84.0
 ROW_GAP, BAR_H, BAR_GAP = 10, 14, 4
 LOG_SPAN = 100.0        # more than two decades between the smallest and largest time: log scale
+# Text is in CSS pixels while the layout is in percent, so collisions are checked at the narrowest
+# chart a screen gives: a 360 px phone less the page's padding (NARROW_PX), and, for what a wide
+# screen alone shows (templates/readout.css hides `text.minor` below 40rem), the narrowest chart
+# above that width (WIDE_PX).
+FONT_PX = 13.0          # svg.chart's font size (templates/readout.css)
+CHAR_EM = 0.62          # a character's width in em, estimated on the generous side for digits and signs
+NARROW_PX, WIDE_PX = 336.0, 608.0
+TICK_GAP_PX = 8.0       # the least room between two tick labels
+VALUE_GAP_PX = 6.0      # between the zero line and a change's value
 
 
 def metric_style(metric: str) -> tuple[str, str]:
@@ -57,6 +73,16 @@ def metric_style(metric: str) -> tuple[str, str]:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "m"
+
+
+def text_width(text: str, font_px: float = FONT_PX) -> float:
+    """A text's estimated width in CSS pixels: its characters times an average width."""
+    return len(text) * CHAR_EM * font_px
+
+
+def visible_text(markup: Any) -> str:
+    """What a reader sees of a chart text: without its tags, the doors' marks or entities."""
+    return html.unescape(strip_marks(re.sub(r"<[^>]+>", "", str(markup))))
 
 
 def _pct(x: float) -> str:
@@ -121,15 +147,52 @@ def _x(value: float, low: float, high: float) -> float:
     return PLOT_START + max(0.0, min(1.0, share)) * (PLOT_END - PLOT_START)
 
 
+def _labels_fit(indices: list[int], xs: list[float], widths: list[float], chart_px: float) -> bool:
+    """Whether these tick labels, centred on their ticks, keep TICK_GAP_PX between each other and
+    stay inside a chart chart_px wide."""
+    at = [(xs[i] / 100 * chart_px, widths[i]) for i in indices]
+    if at and (at[0][0] - at[0][1] / 2 < 0 or at[-1][0] + at[-1][1] / 2 > chart_px):
+        return False
+    return all(right - left - (left_width + right_width) / 2 >= TICK_GAP_PX
+               for (left, left_width), (right, right_width) in zip(at, at[1:]))
+
+
+def tick_tiers(xs: list[float], texts: list[str], anchor: int = 0) -> list[str | None]:
+    """Per tick (x in percent, its label), where its label is drawn: "major" at every width,
+    "minor" on a wide screen only, None nowhere (the tick keeps its mark and gridline). The labelled
+    ticks are every n-th counted from `anchor` (zero, on an axis centred on it), the fewest steps
+    that keep the labels apart; a phone's labels are a subset of a wide screen's."""
+    widths = [text_width(text) for text in texts]
+    count = len(xs)
+
+    def every(stride: int) -> list[int]:
+        return [i for i in range(count) if (i - anchor) % stride == 0]
+
+    def stride_at(chart_px: float, step: int) -> int | None:
+        for stride in range(step, count * step + 1, step):
+            if _labels_fit(every(stride), xs, widths, chart_px):
+                return stride
+        return None
+
+    wide = stride_at(WIDE_PX, 1)
+    narrow = stride_at(NARROW_PX, wide) if wide else None
+    return ["major" if narrow and i in every(narrow) else "minor" if wide and i in every(wide) else None
+            for i in range(count)]
+
+
 def _axis(y: float, ticks: list[tuple[float, str]], low: float, high: float, title: Any, door: Door,
-          *, scale=None) -> list[str]:
-    """A horizontal axis at y: its line, ticks with labels and its title."""
+          *, scale=None, anchor: int = 0) -> list[str]:
+    """A horizontal axis at y: its line, ticks with labels (those that would touch thinned out, see
+    `tick_tiers`) and its title."""
     position = scale or (lambda value: _x(value, low, high))
     parts = [f'<line x1="{_pct(PLOT_START)}" x2="{_pct(PLOT_END)}" y1="{_px(y)}" y2="{_px(y)}" class="axis"/>']
-    for value, text in ticks:
+    tiers = tick_tiers([position(value) for value, _ in ticks], [text for _, text in ticks], anchor)
+    for (value, text), tier in zip(ticks, tiers):
         x = position(value)
         parts.append(f'<line x1="{_pct(x)}" x2="{_pct(x)}" y1="{_px(y)}" y2="{_px(y + 4)}" class="axis"/>')
-        parts.append(_text(x, y + 17, door.data(text), anchor="middle", cls="tick"))
+        if tier:
+            klass = "tick" if tier == "major" else "tick minor"
+            parts.append(_text(x, y + 17, door.data(text), anchor="middle", cls=klass))
     parts.append(_text((PLOT_START + PLOT_END) / 2, y + 34, title, anchor="middle", cls="note"))
     return parts
 
@@ -312,11 +375,29 @@ def _delta_bar(body: list[str], chart_id: str, metric: str, top: float, delta: f
     return shown
 
 
+def _value_lines(shown: list[Any], delta: float, zero: float, door: Door) -> list[tuple[Any, str, float]]:
+    """Where a change's value (and its interval) is written, on the line under its bar: as
+    (text, anchor, dx from the zero line), each line wholly on one side of the zero line. A gain
+    reads right of zero and a loss left of it; what is too wide for its side at NARROW_PX goes on
+    the wider left side, and on two lines (the value, then its interval) when one is too long."""
+    right = (100 - zero) / 100 * NARROW_PX - VALUE_GAP_PX
+    left = zero / 100 * NARROW_PX - VALUE_GAP_PX
+    text = door.join(shown, " ")
+    width = text_width(visible_text(text))
+    if delta >= 0 and width <= right:
+        return [(text, "start", VALUE_GAP_PX)]
+    if width <= left or len(shown) == 1:
+        return [(text, "end", -VALUE_GAP_PX)]
+    return [(part, "end", -VALUE_GAP_PX) for part in shown]
+
+
 def deltas(rows: list[dict], chart: DeltasChart, table: TableSpec, results: ResultsModel, column_labels: dict[str, str],
            door: Door, labels: Labels, method: str | None = None, chart_id: str = "chart-deltas",
            sample: Any = None) -> Markup:
     """Signed change over the baseline per row and metric, on an axis centred on zero, with the
-    paired interval as whiskers when the results hold one (its method named under the chart)."""
+    paired interval as whiskers when the results hold one (its method named under the chart).
+    Each value is written under its bar on one side of the zero line (`_value_lines`); a change
+    not measured says so right of zero, clear of the row's name."""
     metrics = chart.metrics
     drawn, extent = _delta_values(rows, chart, table, results)
     ticks = _symmetric_ticks(extent or 0.01)
@@ -324,29 +405,35 @@ def deltas(rows: list[dict], chart: DeltasChart, table: TableSpec, results: Resu
 
     def position(value: float) -> float:
         return _x(value, -top_tick, top_tick)
-    body: list[str] = []
+    zero = position(0.0)
+    bars: list[str] = []
     y = 8.0
     line_h = BAR_H + BAR_GAP + 16    # the bar, then its value on a line of its own: never cropped
-    row_h = len(metrics) * line_h + ROW_GAP
     first = y
-    body += _gridlines(y, y + row_h * len(drawn), ticks, position)
     for name, measured, values in drawn:
-        body.append(_text(0, y + BAR_H - 2, door.data(name), cls="row"))
+        bars.append(_text(0, y + BAR_H - 2, door.data(name), cls="row"))
         if not measured:
-            body.append(_text(PLOT_START, y + BAR_H - 2, labels.not_measured, cls="missing", dx=4))
-        for index, (metric, delta, low, high) in enumerate(values if measured else []):
-            top = y + index * line_h
+            bars.append(_text(zero, y + BAR_H - 2, labels.not_measured, cls="missing", dx=VALUE_GAP_PX))
+            y += BAR_H + BAR_GAP + ROW_GAP
+            bars.append(_row_rule(y - ROW_GAP / 2))
+            continue
+        for metric, delta, low, high in values:
             if delta is None:
-                body.append(_text(PLOT_START, top + BAR_H - 2, labels.not_measured, cls="missing", dx=4))
+                bars.append(_text(zero, y + BAR_H - 2, labels.not_measured, cls="missing", dx=VALUE_GAP_PX))
+                y += line_h
                 continue
-            shown = _delta_bar(body, chart_id, metric, top, delta, low, high, position, door)
-            body.append(_text(PLOT_START, top + BAR_H + 14, door.join(shown, " "), cls="value"))
-        y += row_h if measured else BAR_H + BAR_GAP + ROW_GAP
-        body.append(_row_rule(y - ROW_GAP / 2))
-    zero = position(0.0)
+            shown = _delta_bar(bars, chart_id, metric, y, delta, low, high, position, door)
+            lines = _value_lines(shown, delta, zero, door)
+            for index, (text, anchor, dx) in enumerate(lines):
+                bars.append(_text(zero, y + BAR_H + 14 + 16 * index, text, anchor=anchor, cls="value", dx=dx))
+            y += line_h + 16 * (len(lines) - 1)
+        y += ROW_GAP
+        bars.append(_row_rule(y - ROW_GAP / 2))
+    body = _gridlines(first, y, ticks, position) + bars
     body.append(f'<line x1="{_pct(zero)}" x2="{_pct(zero)}" y1="{_px(first - 4)}" y2="{_px(y)}" class="zero"/>')
     body += _axis(y, [(t, format_number(t, "+.2f") if t else "0") for t in ticks], 0, 1,
-                  door.join([labels.change_over, door.data(chart.baseline)]), door, scale=position)
+                  door.join([labels.change_over, door.data(chart.baseline)]), door, scale=position,
+                  anchor=ticks.index(0.0))
     svg = _svg(chart_id, labels.chart_deltas, labels.chart_deltas_desc, y + 42, body,
                _pattern_defs(chart_id, metrics), sample)
     note = ""

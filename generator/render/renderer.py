@@ -333,7 +333,9 @@ class RenderOutcome:
 def render_project(project: Project, *, draft: bool = False, check_only: bool = False,
                    report: CheckReport | None = None) -> RenderOutcome:
     """Check, render in memory, scan for orphans, then write (or compare with `check_only`)."""
-    report = report or check_project(project)
+    # The order in git is the gate's (`readout check`) to verify: a report cannot stamp the commit
+    # it will be committed in, and must read the same in a shallow and a full clone.
+    report = report or check_project(project, git_history=False)
     outcome = RenderOutcome(report=report)
     if not report.ok:
         if not draft:

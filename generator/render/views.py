@@ -310,7 +310,7 @@ def decisions_view(report: CheckReport, door: Door, labels: Labels) -> list[dict
                      "trigger": door.code(row.trigger.predicate.source),
                      "state": labels[_STATE_LABELS[row.state]], "state_class": row.state.replace(" ", "-"),
                      "outcome": door.data(row.outcome), "read": values,
-                     "registered": labels.post_hoc if row.post_hoc else anchor_view(row.anchor, door, labels),
+                     "registered": labels.post_hoc if row.post_hoc else registered_view(row, door, labels),
                      "post_hoc": [_change_view(change, door, labels) for change in row.post_hoc]})
     return rows
 
@@ -338,33 +338,26 @@ def _rule_text(rule: dict | None, budgets: dict, door: Door, labels: Labels) -> 
     return door.code("; ".join(parts))
 
 
-def anchor_view(anchor: Any, door: Door, labels: Labels) -> Any:
-    """"anchored to commit abc1234", or why not, from labels and commit ids only."""
-    if anchor is None or anchor.status == "no git history":
-        return labels.not_anchored_no_git
-    if anchor.anchored:
-        return door.join([labels.anchored_to_commit, door.code(anchor.commit[:7])])
-    if anchor.why in ("after_results", "draft_after_results"):
-        return door.join([labels[f"not_anchored_{anchor.why}"], door.code(anchor.commit[:7]),
-                          labels.after_results_first_committed_in, door.code(anchor.results_commit[:7])])
-    if anchor.why == "with_results":
-        return door.join([labels.not_anchored_with_results, door.code(anchor.commit[:7])])
-    return labels[f"not_anchored_{anchor.why}"]
+def registered_view(row: Any, door: Door, labels: Labels) -> Any:
+    """When a decision's rule was last set, as the design freeze records it: before any results
+    or after, and in which freeze. What git shows of that order is the gate's to verify."""
+    if not row.changes:
+        return labels.rule_not_frozen
+    entry = row.changes[-1].entry
+    when = labels.after_results_existed if entry.results_existed else labels.before_any_results
+    return door.join([door.join([when, labels.in_freeze], ""), door.data(entry.number)])
 
 
 def order_view(report: CheckReport, door: Door, labels: Labels) -> list[tuple[Any, Any]]:
     """The rows the "how this readout was checked" block adds: when the design was first frozen,
-    whether git anchors it and the first draft, and how many freezes amended it after results."""
+    as the freeze records it, who verifies that order against git, and how many freezes amended
+    the design after results."""
     entries = report.freeze_entries
     rows = []
     if entries:
         rows.append((labels.design_first_frozen,
                      labels.after_results_existed if entries[0].results_existed else labels.before_any_results))
-        anchoring = report.anchoring
-        rows.append((labels.design_anchor,
-                     anchor_view(anchoring.entry(entries[0].number) if anchoring.git else None, door, labels)))
-    rows.append((labels.first_draft_anchor,
-                 anchor_view(report.anchoring.first_draft if report.anchoring.git else None, door, labels)))
+    rows.append((labels.order_in_git, labels.order_checked_by_gate))
     amended = [entry for entry in entries[1:] if entry.results_existed and entry.data["changes"]]
     rows.append((labels.amendments_after_results, door.data(len(amended))))
     return rows

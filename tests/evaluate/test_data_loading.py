@@ -40,9 +40,17 @@ def test_small_dataset_loads_and_keeps_qrels_order(tmp_path, make_small_dataset)
 
 
 def test_missing_dataset_directory_says_how_to_get_scifact(tmp_path, capsys):
-    code, err = _evaluate_error(tmp_path, capsys, tmp_path / "nowhere")
+    code, err = _evaluate_error(tmp_path, capsys, tmp_path / "data" / "scifact")
     assert code == 2
     assert "dataset directory not found" in err and "BEIR SciFact" in err and "--data" in err
+    assert len(err.splitlines()) == 1
+
+
+def test_a_missing_dataset_of_another_project_names_its_own_folder_not_scifact(tmp_path, capsys):
+    code, err = _evaluate_error(tmp_path, capsys, tmp_path / "data-cranfield")
+    assert code == 2
+    assert "data-cranfield: dataset directory not found" in err and "SciFact" not in err
+    assert "this project's BEIR folder" in err and "readout.yaml" in err and "--data" in err
     assert len(err.splitlines()) == 1
 
 

@@ -3,8 +3,9 @@ and the trace score, and attempts no request other than the file itself.
 
 Needs Debian's chromium at /usr/bin/chromium (CI installs it; `apt-get install chromium`) and the
 PyPI package playwright. A missing browser FAILS this test: it is never skipped.
-Screenshots of the committed SciFact readout (desktop and phone width, light and dark) are saved
-under build/screenshots (ignored by git), or under $READOUT_SCREENSHOTS when that is set.
+Screenshots of the committed SciFact readout (desktop and phone width, light and dark) and of a
+fresh render of it at phone width (its tables and deltas chart) are saved under build/screenshots
+(ignored by git), or under $READOUT_SCREENSHOTS when that is set.
 """
 
 from __future__ import annotations
@@ -220,6 +221,147 @@ def test_missing_browser_fails_with_a_clear_message(monkeypatch, tmp_path):
     with pytest.raises(pytest.fail.Exception, match="Chromium not found at .*never skips"):
         _browser(object())
 
+
+
+# --- a phone reads the tables' key columns and the charts' labels ----------------------------------
+
+@pytest.fixture
+def scifact_readout(tmp_path, capsys) -> Path:
+    """The SciFact readout rendered now from the repository's project files into a copy, so the
+    test sees these templates whether or not outputs/readout.html was re-rendered."""
+    import shutil
+
+    copy = tmp_path / "scifact"
+    for name in ("outputs", "claims", "design", "templates"):
+        shutil.copytree(REPOSITORY / name, copy / name)
+    shutil.copy2(REPOSITORY / "readout.yaml", copy / "readout.yaml")
+    assert main(["render", str(copy)]) == 0, capsys.readouterr().err
+    return copy / "outputs" / "readout.html"
+
+
+# Per row of a table: for each key column (1-based, in the markup's order) its text and where its
+# cell stands against its scroll box. Rows table: the row and the first metric; all pairs: the
+# pair (the row over what it is against), the change, p and p after Holm.
+_KEY_CELLS = """(table) => {
+  const box = table.closest('.scroll').getBoundingClientRect();
+  const columns = table.classList.contains('all-pairs') ? [1, 3, 5, 6] : [1, 2];
+  const cells = [];
+  for (const row of table.querySelectorAll('thead tr, tbody tr')) {
+    for (const column of row.classList.contains('unmeasured') ? [1] : columns) {
+      const cell = row.children[column - 1], at = cell.getBoundingClientRect();
+      const against = cell.querySelector('.narrow.against');
+      cells.push([column, cell.innerText.trim(), at.left - box.left, box.right - at.right, at.width,
+                  against ? against.getBoundingClientRect().width : null]);
+    }
+  }
+  return cells;
+}"""
+
+_CUES = """() => [...document.querySelectorAll('.scroll-frame')].filter(frame => frame.checkVisibility()).map(frame => {
+  const region = frame.querySelector('.scroll'), cue = frame.querySelector('.scroll-cue span');
+  const at = cue.getBoundingClientRect();
+  return {table: region.querySelector('table').className, label: region.getAttribute('aria-label'),
+          overflows: region.scrollWidth > region.clientWidth + 1,
+          shown: getComputedStyle(cue).visibility === 'visible' && at.width > 0 && at.height > 0,
+          inside: at.left >= 0 && at.right <= innerWidth};
+})"""
+
+# Each chart's texts as drawn: the value of each change (and "not measured") against the zero line,
+# and the labels of the horizontal axis in the order they stand.
+_CHART_TEXTS = """(svg) => {
+  const shown = selector => [...svg.querySelectorAll(selector)].filter(t => getComputedStyle(t).display !== 'none')
+    .map(t => { const at = t.getBoundingClientRect(); return [t.textContent, at.left, at.right]; });
+  const zero = svg.querySelector('line.zero'), at = svg.getBoundingClientRect();
+  return {zero: zero ? zero.getBoundingClientRect().left : null, left: at.left, right: at.right,
+          values: shown('text.value, text.missing'),
+          ticks: shown('text.tick[text-anchor="middle"]').sort((a, b) => a[1] - b[1])};
+}"""
+
+
+def _shot(page, locator, name: str) -> None:
+    """A screenshot of the page around `locator` (with the cue that sits on its box's edge)."""
+    locator.scroll_into_view_if_needed()
+    page.evaluate("window.scrollBy(0, -64)")   # the box's top in view: its cue sits on the edge, not pinned
+    box, scrolled = locator.bounding_box(), page.evaluate("window.scrollY")
+    width = page.viewport_size["width"]
+    page.screenshot(path=str(SCREENSHOTS / name), full_page=True,
+                    clip={"x": 0, "y": max(0, box["y"] + scrolled - 24), "width": width, "height": box["height"] + 40})
+
+
+@pytest.mark.browser
+def test_a_phone_reads_the_key_columns_and_is_told_when_a_table_scrolls(scifact_readout):
+    """At 390 px the rows table shows each row's name and its first measure, and every all-pairs
+    table the pair, the change, p and p after Holm, inside the table's box with no scrolling;
+    every table wider than its box shows the scroll cue (and only those, and no more once scrolled
+    to the end); the row's name stays while its row scrolls. A desktop keeps every column. The
+    deltas chart's values stay clear of its zero line and no two tick labels touch, as drawn."""
+    url = scifact_readout.resolve().as_uri()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with _playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport=PHONE)
+            page.goto(url, wait_until="load")
+            tables = page.locator("table.rows").all() + page.locator("table.all-pairs").all()
+            assert len(tables) == 4, "the rows table and three all-pairs tables"
+            for table in tables:
+                for column, text, left, right, width, against in table.evaluate(_KEY_CELLS):
+                    assert text and width > 0, (column, text)
+                    assert left >= -0.5 and right >= -0.5, f"{text!r} (column {column}) needs a scroll on a phone"
+                    assert against is None or against > 0, f"the pair {text!r} shows what it is against"
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            page.wait_for_timeout(50)
+            cues = page.evaluate(_CUES)
+            assert {"rows", "all-pairs", "frontier", "per-query"} <= {cue["table"] for cue in cues if cue["overflows"]}, cues
+            for cue in cues:
+                assert cue["shown"] == cue["overflows"], cue
+                assert cue["inside"] or not cue["shown"], cue
+            _shot(page, page.locator(".scroll-frame:has(table.rows)"), "readout-phone-tables.png")
+            _shot(page, page.locator(".scroll-frame:has(table.all-pairs)").first, "readout-phone-all-pairs.png")
+            for table in tables:
+                region = table.locator("xpath=ancestor::div[contains(@class, 'scroll')][1]")
+                first = table.locator("tbody th").first
+                before = first.bounding_box()["x"]
+                region.evaluate("region => { region.scrollLeft = 120; }")
+                page.wait_for_timeout(50)
+                assert abs(first.bounding_box()["x"] - before) < 1, "the row's name stays while its row scrolls"
+                region.evaluate("region => { region.scrollLeft = region.scrollWidth; }")
+            page.wait_for_timeout(100)
+            assert not any(cue["shown"] for cue in page.evaluate(_CUES) if cue["table"] in ("rows", "all-pairs")), \
+                "at the table's end the cue is gone"
+
+            for viewport in (PHONE, {"width": 360, "height": 740}):
+                page.set_viewport_size(viewport)
+                page.wait_for_timeout(50)
+                for chart in page.locator("svg.chart").all():
+                    drawn = chart.evaluate(_CHART_TEXTS)
+                    for text, left, right in drawn["values"] if drawn["zero"] is not None else []:
+                        assert right <= drawn["zero"] - 1 or left >= drawn["zero"] + 1, \
+                            (viewport["width"], text, left, right, drawn["zero"])
+                    ticks = drawn["ticks"]
+                    assert len(ticks) >= 2, ticks
+                    for (text, _, right), (following, left, _) in zip(ticks, ticks[1:]):
+                        assert left - right >= 2, (viewport["width"], text, following, right, left)
+                    assert ticks[0][1] >= drawn["left"] - 0.5 and ticks[-1][2] <= drawn["right"] + 0.5, ticks
+            page.set_viewport_size(PHONE)
+            deltas = page.locator("figure:has(svg[aria-labelledby^='chart-deltas'])")
+            _shot(page, deltas, "readout-phone-deltas.png")
+
+            page.set_viewport_size(DESKTOP)
+            page.evaluate("window.scrollTo(0, 0)")
+            page.wait_for_timeout(50)
+            for cue in page.evaluate(_CUES):
+                assert cue["shown"] == cue["overflows"], cue
+                if cue["table"] in ("rows", "all-pairs"):
+                    assert not cue["overflows"], cue
+            pairs = page.locator("table.all-pairs").first
+            assert pairs.locator("thead th").evaluate_all("cells => cells.filter(c => c.offsetWidth > 0).length") == 7
+            assert not pairs.locator(".narrow").first.is_visible(), "a desktop keeps the against and interval columns"
+            page.close()
+        finally:
+            browser.close()
+    for name in ("readout-phone-tables.png", "readout-phone-all-pairs.png", "readout-phone-deltas.png"):
+        assert (SCREENSHOTS / name).stat().st_size > 10_000, name
 
 
 # --- what Chromium shows is what the checker accounted for -------------------------------------

@@ -83,11 +83,13 @@ def _bar_end(svg: str) -> float:
 
 
 def _ticks(svg: str) -> list[tuple[float, float]]:
-    """(value, x in percent) of every tick on the chart's axis."""
-    xs = [float(x) for x in re.findall(r'<line x1="([0-9.]+)%" x2="[0-9.]+%" y1="[0-9.]+" y2="[0-9.]+" class="axis"/>', svg)[1:]]
-    values = [float(t.replace(",", "")) for t in re.findall(r'class="tick">\ue000([0-9,.]+)\ue001', svg)]
-    assert len(xs) == len(values) >= 2
-    return list(zip(values, xs))
+    """(value, x in percent) of every labelled tick on the chart's axis (a phone's and a wide screen's)."""
+    found = re.findall(r'<text x="([0-9.]+)%" y="[0-9.]+" text-anchor="middle" class="tick(?: minor)?">'
+                       r'\ue000([0-9,.]+)\ue001', svg)
+    marks = {round(float(x), 2) for x in re.findall(r'<line x1="([0-9.]+)%" x2="[0-9.]+%" y1="[0-9.]+" y2="[0-9.]+" '
+                                                    r'class="axis"/>', svg)[1:]}
+    assert len(found) >= 2 and {round(float(x), 2) for x, _ in found} <= marks, "each label stands at a tick mark"
+    return [(float(value.replace(",", "")), float(x)) for x, value in found]
 
 
 @pytest.mark.parametrize("value, budget", [(12.5, 500), (4800.0, 500), (800.0, None), (106046.0, 500), (3.0, 5000)])
@@ -113,8 +115,10 @@ def test_two_times_on_one_axis_are_ordered_by_value():
 def test_time_spanning_more_than_two_decades_uses_a_log_axis_with_labelled_ticks():
     svg = _time_svg({"cost": "measured by shape", "p95_milliseconds": 106046.0}, budget=500)
     assert "axis_time_log" in svg and "axis_time<" not in svg
-    ticks = re.findall(r'class="tick">[^0-9]*([0-9,]+)', svg)
+    ticks = re.findall(r'class="tick(?: minor)?">[^0-9]*([0-9,]+)', svg)
     assert ticks == ["100", "1,000", "10,000", "100,000", "1,000,000"]
+    # A phone keeps every other one: the others' labels would touch in its narrower chart.
+    assert re.findall(r'class="tick">[^0-9]*([0-9,]+)', svg) == ["100", "10,000", "1,000,000"]
     assert "time_by_shape" in svg, "a time measured by shape says so on its bar"
     assert 'class="budget"' in svg and "budget_line" in svg
     linear = _time_svg({"cost": "measured", "p95_milliseconds": 300.0}, budget=500)
@@ -146,3 +150,156 @@ def test_deltas_ticks_are_symmetric_around_zero_and_whiskers_name_their_method()
     assert numbers == sorted(numbers) and numbers[0] == -numbers[-1] and 0.0 in numbers
     assert "whiskers_ci95" in svg and "BCa bootstrap" in svg
     assert 'class="whisker"' in svg
+
+
+# --- nothing collides, at a phone's width or a desktop's ---------------------------------------
+# The charts lay out in percent of their width and write text in CSS pixels, so whether two texts
+# touch depends on the width they are drawn at: from a 360 px phone's (336 px, the page's padding
+# off) and a 390 px phone's to the narrowest and a usual desktop page's. A text's width is
+# estimated here on its own (characters times 0.62 em at the charts' 13 px); the browser test
+# measures the real glyphs of the SciFact readout.
+
+PHONE_WIDTHS = (336.0, 366.0)
+DESKTOP_WIDTHS = (608.0, 894.0)
+_TEXT = re.compile(r'<text x="(-?[0-9.]+)%" y="([0-9.]+)"(?: dx="(-?[0-9.]+)")? text-anchor="(start|middle|end)"'
+                   r'(?: class="([^"]*)")?>(.*?)</text>')
+
+
+def _texts(svg: str) -> list[dict]:
+    """Every text of a chart: its class, line, anchor, x in percent, dx in pixels, and what it shows."""
+    return [{"x": float(x), "y": float(y), "dx": float(dx or 0), "anchor": anchor, "class": cls,
+             "text": re.sub(r"<[^>]+>", "", shown).replace("\ue000", "").replace("\ue001", "")}
+            for x, y, dx, anchor, cls, shown in _TEXT.findall(svg)]
+
+
+def _extent(text: dict, width: float) -> tuple[float, float]:
+    """Left and right edge of a text, in pixels, in a chart `width` pixels wide."""
+    at = text["x"] / 100 * width + text["dx"]
+    size = len(text["text"]) * 0.62 * 13
+    return {"start": (at, at + size), "end": (at - size, at), "middle": (at - size / 2, at + size / 2)}[text["anchor"]]
+
+
+def _zero(svg: str) -> float:
+    return float(re.search(r'<line x1="([0-9.]+)%" x2="[0-9.]+%" y1="[0-9.]+" y2="[0-9.]+" class="zero"/>', svg).group(1))
+
+
+def _comparison(row: str, **metrics: tuple[float, float]) -> dict:
+    return {"row": row, "baseline": "dense", "measured": True,
+            "metrics": {metric.replace("_", "@"): {"ci95_low": low, "ci95_high": high}
+                        for metric, (low, high) in metrics.items()}}
+
+
+# The SciFact review's changes (long intervals, bars both ways, a row not measured), one in
+# milliseconds too long for one line, and one far under the axis's first step.
+SCIFACT_ROWS = [
+    {"search": "dense", "delta_nDCG@5_vs_dense": 0.0, "delta_recall@5_vs_dense": 0.0},
+    {"search": "sparse", "delta_nDCG@5_vs_dense": 0.071, "delta_recall@5_vs_dense": -0.042},
+    {"search": "hybrid", "delta_nDCG@5_vs_dense": 0.048, "delta_recall@5_vs_dense": 0.0},
+    {"search": "hybrid+rerank-int8", "delta_nDCG@5_vs_dense": -0.276, "delta_recall@5_vs_dense": -0.358},
+    {"search": "slow", "delta_nDCG@5_vs_dense": 120.5, "delta_recall@5_vs_dense": None},
+    {"search": "tiny", "delta_nDCG@5_vs_dense": 0.0004, "delta_recall@5_vs_dense": -0.0001},
+    {"search": "hybrid+bge-v2-m3", "measured": False},
+]
+SCIFACT_RESULTS = ResultsModel({"table": SCIFACT_ROWS, "comparisons": {
+    "sparse_vs_dense": _comparison("sparse", nDCG_5=(-0.099, 0.232), recall_5=(-0.225, 0.125)),
+    "hybrid_vs_dense": _comparison("hybrid", nDCG_5=(-0.062, 0.144), recall_5=(-0.15, 0.15)),
+    "hybrid+rerank-int8_vs_dense": _comparison("hybrid+rerank-int8", nDCG_5=(-0.452, -0.092),
+                                               recall_5=(-0.6, -0.15)),
+    "slow_vs_dense": _comparison("slow", nDCG_5=(-99.0, 340.25)),
+    "tiny_vs_dense": _comparison("tiny", nDCG_5=(-0.0002, 0.0011), recall_5=(-0.0003, 0.0001))}})
+
+
+def _deltas_of(rows: list[dict], results: ResultsModel, interval: bool = True) -> str:
+    chart = DeltasChart("dense", ("recall@5", "nDCG@5"), "delta_{metric}_vs_dense",
+                        "paired_vs_dense.{metric}" if interval else None)
+    return str(charts.deltas(rows, chart, TableSpec(), results, {}, HtmlDoor(), _Labels()))
+
+
+DELTAS = {
+    "fixture": lambda: _deltas_of(ROWS, RESULTS),
+    "fixture-without-intervals": lambda: _deltas_of(ROWS, RESULTS, interval=False),
+    "scifact-and-long": lambda: _deltas_of(SCIFACT_ROWS[:4] + SCIFACT_ROWS[6:], SCIFACT_RESULTS),
+    "milliseconds": lambda: _deltas_of(SCIFACT_ROWS, SCIFACT_RESULTS),
+    "without-intervals": lambda: _deltas_of(SCIFACT_ROWS, SCIFACT_RESULTS, interval=False),
+    "tiny": lambda: _deltas_of(SCIFACT_ROWS[:1] + SCIFACT_ROWS[5:6], SCIFACT_RESULTS),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DELTAS))
+@pytest.mark.parametrize("width", PHONE_WIDTHS + DESKTOP_WIDTHS)
+def test_no_value_of_a_change_is_crossed_by_the_zero_line(case, width):
+    svg = DELTAS[case]()
+    zero = _zero(svg) / 100 * width
+    written = [text for text in _texts(svg) if text["class"] in ("value", "missing")]
+    assert any(text["class"] == "value" for text in written)
+    for text in written:
+        left, right = _extent(text, width)
+        assert right <= zero - 2 or left >= zero + 2, (case, width, text["text"], left, right, zero)
+        assert 0 <= left and right <= width, (case, width, text["text"], "inside the chart")
+    # Every value is written once, on its own line under its bar (two when it is too long for one).
+    values = [text for text in written if text["class"] == "value"]
+    assert len({text["y"] for text in values}) == len(values)
+
+
+def test_a_gain_reads_right_of_zero_a_loss_left_and_a_long_value_goes_on_two_lines():
+    svg = _deltas_of(SCIFACT_ROWS, SCIFACT_RESULTS, interval=False)
+    sides = {text["text"]: text["anchor"] for text in _texts(svg) if text["class"] == "value"}
+    assert sides["+0.071"] == "start" and sides["-0.358"] == "end"
+    long = _texts(_deltas_of(SCIFACT_ROWS, SCIFACT_RESULTS))
+    lines = [text["text"] for text in long if text["class"] == "value" and text["text"].startswith(("+120", "[-99"))]
+    assert lines == ["+120.500", "[-99.000, +340.250]"], lines
+    assert ">+0.071 [-0.099, +0.232]<" in _deltas_of(SCIFACT_ROWS[:2], SCIFACT_RESULTS).replace("\ue000", "").replace("\ue001", "")
+
+
+def _time_chart(value: float, budget: float | None) -> str:
+    return _time_svg({"cost": "measured", "p95_milliseconds": value}, budget=budget)
+
+
+def _frontier_chart(times: list[float], budget: float | None) -> str:
+    results = ResultsModel({"frontier": {"metric": "nDCG@5", "configurations": [
+        {"model": "m", "depth": 10, "max_length": 256, "precision": "fp32", "p95_milliseconds": t, "ceiling": 0.8}
+        for t in times]}})
+    return str(charts.frontier(results, HtmlDoor(), _Labels(), budget))
+
+
+CHARTS = {
+    **{f"deltas-{name}": make for name, make in DELTAS.items()},
+    "quality": lambda: str(charts.quality(ROWS, QualityVsTimeChart(("nDCG@5", "recall@5"), "p95", "hybrid+rerank"),
+                                          "search", {}, HtmlDoor(), _Labels())),
+    **{f"time-{value:g}-{budget}": (lambda value=value, budget=budget: _time_chart(value, budget))
+       for value, budget in [(12.5, 500), (4800.0, 500), (800.0, None), (106046.0, 500), (3.0, 5000),
+                             (3535.4, 500), (1234567.0, None), (0.05, 20000)]},
+    "frontier": lambda: _frontier_chart([180.0, 2200.0, 106046.0, 1.5e6], 500),
+    "frontier-narrow": lambda: _frontier_chart([900.0, 4000.0], None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHARTS))
+@pytest.mark.parametrize("width", PHONE_WIDTHS + DESKTOP_WIDTHS)
+def test_tick_labels_keep_apart_and_inside_the_chart(case, width):
+    """A phone shows the major labels (class "tick"); a wider screen the minor ones too
+    (readout.css hides `text.minor` below 40rem, where a chart is at most 616 px wide)."""
+    svg = CHARTS[case]()
+    axis = [text for text in _texts(svg) if text["class"] in ("tick", "tick minor") and text["anchor"] == "middle"]
+    assert len({text["y"] for text in axis}) == 1, "one horizontal axis"   # (a frontier's score ticks stand left)
+    shown = [text for text in axis if text["class"] == "tick" or width >= DESKTOP_WIDTHS[0]]
+    assert len(shown) >= 2 or (case.startswith("deltas") and [t["text"] for t in shown] == ["0"]), (case, shown)
+    boxes = sorted(_extent(text, width) for text in shown)
+    for (left, right), (next_left, _) in zip(boxes, boxes[1:]):
+        assert next_left - right >= 4, (case, width, boxes)
+    assert boxes[0][0] >= 0 and boxes[-1][1] <= width, (case, width, boxes)
+    if case.startswith("deltas"):
+        assert "0" in [text["text"] for text in shown], "an axis centred on zero labels its zero"
+
+
+def test_ticks_are_thinned_only_where_they_would_touch():
+    # Five ticks of an axis centred on zero: a desktop labels all five, a phone every other one.
+    tiers = charts.tick_tiers([32.0, 45.0, 58.0, 71.0, 84.0], ["-0.60", "-0.30", "0", "+0.30", "+0.60"], anchor=2)
+    assert tiers == ["major", "minor", "major", "minor", "major"]
+    # Short labels far apart stay on every screen.
+    assert charts.tick_tiers([32.0, 58.0, 84.0], ["0", "1", "2"]) == ["major"] * 3
+    # A label that cannot fit beside its neighbours even on a desktop is not drawn; its tick stays.
+    crowded = charts.tick_tiers([32.0, 33.0, 34.0], ["1,000,000", "2,000,000", "3,000,000"])
+    assert crowded == ["major", None, None]
+    svg = _time_chart(106046.0, 500)
+    assert svg.count('class="axis"/>') - 1 == 5, "every tick keeps its mark"

@@ -587,7 +587,7 @@ def load_ledger(path: Path | str) -> Ledger:
     try:
         data = ledger_path.read_bytes()
     except FileNotFoundError:
-        raise InputError("ledger not found; write one (see README, 'The claim ledger') or start with "
+        raise InputError("ledger not found; write one (see docs/claims.md, 'The claim ledger') or start with "
                          "`readout import-draft`", path=display) from None
     except OSError as error:
         raise InputError(f"cannot read ledger: {error.strerror}", path=display) from None

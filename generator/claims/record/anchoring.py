@@ -12,9 +12,19 @@ precede them (it is labelled, not refused). An entry that says no results existe
 them committed before it is a false record, and `check` refuses it. Without git nothing here can
 be verified, and the readout says "not anchored (no git history)": never more than was verified.
 
-Only `git log`, `git cat-file` (each committed version of a file, read in one batch) and `git
-merge-base` are run, with a timeout; a missing git binary is the same as no history. Within one
-check (`git_session`) the same question is asked of git once.
+The first commit of the results follows their content, not their path: the oldest commit that
+holds, at any path, a blob that was ever committed as `outputs/results*.json` (results committed
+as `scratch/results.json` and later moved are as old as their first commit). History a clone does
+not hold cannot be read: in a shallow or grafted clone `check` refuses with the fix (fetch full
+history: `fetch-depth: 0`) instead of reading a truncated order. The rendered outputs never show
+what git says (`git_session(history=False)`): a commit cannot name itself, so a report that
+stamped the order would be stale the moment the freeze was committed, and would differ between a
+shallow and a full clone of one commit; the order is the gate's to verify, every time it runs.
+
+Only `git rev-parse`, `git log`, `git cat-file` (each committed version of a file, read in one
+batch) and `git merge-base` are run, with a timeout, with replacement objects ignored; a missing
+git binary is the same as no history. Within one check (`git_session`) the same question is asked
+of git once.
 """
 
 from __future__ import annotations
@@ -23,12 +33,14 @@ import contextlib
 import hashlib
 import json
 import re
+import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
 from generator.claims.record.freeze import FreezeLog, entry_sha256
+from generator.errors import InputError
 from generator.project import FIRST_DRAFT_NAME, Project
 
 MAX_COMMITTED_VERSIONS = 50
@@ -40,19 +52,28 @@ NO_GIT = "no git history"
 
 
 _session: dict[tuple[str, ...], bytes | None] | None = None
+_history_read = True
+# `git replace` can make any commit look like the parent of any other: the order is read from the
+# commits as they are.
+_GIT_ENVIRONMENT = {**os.environ, "GIT_NO_REPLACE_OBJECTS": "1"}
+
+FULL_HISTORY_FIX = ("fetch full history: `git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout "
+                    "(`readout gate` does this itself)")
 
 
 @contextlib.contextmanager
-def git_session() -> Iterator[None]:
+def git_session(*, history: bool = True) -> Iterator[None]:
     """Within the block, each git command is run once per directory: one check asks git the same
     question several times (the freeze log's versions, the first draft's), and the repository
-    does not change under it."""
-    global _session
+    does not change under it. With `history=False` git is not asked at all: what is rendered
+    must not depend on the clone it is rendered in."""
+    global _session, _history_read
     outer, _session = _session, {}
+    outer_read, _history_read = _history_read, history
     try:
         yield
     finally:
-        _session = outer
+        _session, _history_read = outer, outer_read
 
 
 def _key(args: list[str], cwd: Path, stdin: bytes | None) -> tuple[str, ...]:
@@ -71,7 +92,8 @@ def _ask_at_once(questions: list[tuple[list[str], Path, bytes | None]]) -> None:
             continue
         try:
             process = subprocess.Popen(["git", *args], cwd=cwd, stdin=subprocess.PIPE if stdin is not None else
-                                       subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                       subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                       env=_GIT_ENVIRONMENT)
         except OSError:
             continue   # asked again one by one, and answered "no history" there
         running.append((key, process, stdin))
@@ -86,12 +108,14 @@ def _ask_at_once(questions: list[tuple[list[str], Path, bytes | None]]) -> None:
 
 
 def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes | None:
+    if not _history_read:
+        return None
     key = _key(args, cwd, stdin)
     if _session is not None and key in _session:
         return _session[key]
     try:
         completed = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True,
-                                   timeout=GIT_TIMEOUT_SECONDS)
+                                   timeout=GIT_TIMEOUT_SECONDS, env=_GIT_ENVIRONMENT)
         output = completed.stdout if completed.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
         output = None
@@ -103,6 +127,30 @@ def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes | None
 def in_work_tree(path: Path) -> bool:
     """Whether `path` (a directory) lies in a git work tree with at least one commit."""
     return path.is_dir() and _git(["rev-parse", "--verify", "--quiet", "HEAD"], path) is not None
+
+
+def partial_history(path: Path) -> str | None:
+    """Why the clone holding `path` cannot show its whole history (shallow, or grafted), or None."""
+    if _git(["rev-parse", "--is-shallow-repository"], path) == b"true\n":
+        return "a shallow clone (only the newest commits were fetched)"
+    grafts = _git(["rev-parse", "--git-path", "info/grafts"], path)
+    if grafts is not None:
+        graft_file = Path(grafts.decode("utf-8", "surrogateescape").strip())
+        if not graft_file.is_absolute():
+            graft_file = path / graft_file
+        if graft_file.is_file() and graft_file.stat().st_size:
+            return "a grafted history (info/grafts rewrites parents)"
+    return None
+
+
+def require_full_history(path: Path, shown: str) -> None:
+    """Refuse to read the order of a review from a clone that does not hold all of it: in a
+    depth-1 clone the first commit of every file is the newest, and a rewritten freeze log has
+    no older version to contradict it."""
+    why = partial_history(path)
+    if why is not None:
+        raise InputError(f"the git history here is {why}, so the order of design and results cannot be read; "
+                         + FULL_HISTORY_FIX, path=shown)
 
 
 _BATCH_HEADER = re.compile(rb"([0-9a-f]{40,64}) ([a-z]+) (\d+)")
@@ -163,7 +211,9 @@ def ask_ahead(versioned: list[Path], added: list[Path]) -> None:
     and `first_commit_adding` of each of `added` will ask, then every version's content at once:
     a check then waits for git twice instead of a dozen times, and gets the very same answers."""
     _ask_at_once([(_versions_question(path), path.parent, None) for path in versioned if path.parent.is_dir()]
-                 + [(_added_question(path), path.parent, None) for path in added if path.parent.is_dir()])
+                 + [(question(path), path.parent, None) for path in added if path.parent.is_dir()
+                    for question in (_added_question, _blobs_question)]
+                 + [(_HOLDING_QUESTION, path.parent, None) for path in added[:1] if path.parent.is_dir()])
     contents = []
     for path in versioned:
         listing = _session.get(_key(_versions_question(path), path.parent, None)) if _session is not None else None
@@ -250,7 +300,9 @@ class Anchoring:
 
 
 def first_results_commit(outputs_dir: Path, names: list[str]) -> tuple[str | None, str | None]:
-    """(commit, file name) of the oldest first commit among the results files `names`."""
+    """(commit, file name) of the oldest commit holding any version of the results files `names`,
+    at any path: the oldest first commit by path, or older where the same content was committed
+    elsewhere first (results written to `scratch/` and moved into outputs/ later)."""
     # results.json first, so the release sample is named when several files came in one commit
     found = [(commit, name) for name in sorted(set(names), key=lambda name: (name != "results.json", name))
              if (commit := first_commit_adding(outputs_dir / name)) is not None]
@@ -260,7 +312,48 @@ def first_results_commit(outputs_dir: Path, names: list[str]) -> tuple[str | Non
     for commit, name in found[1:]:
         if strictly_before(commit, oldest[0], outputs_dir):
             oldest = (commit, name)
+    by_content = first_commit_holding(outputs_dir, {name: _blobs_ever_at(outputs_dir / name) for _, name in found})
+    if by_content is not None and strictly_before(by_content[0], oldest[0], outputs_dir):
+        return by_content
     return oldest
+
+
+def _blobs_question(path: Path) -> list[str]:
+    return ["log", "--format=", "--raw", "--no-abbrev", "--no-renames", "--", path.name]
+
+
+_HOLDING_QUESTION = ["log", "--reverse", "--topo-order", "--format=commit %H", "--raw", "--no-abbrev", "--no-renames",
+                     "HEAD"]
+
+
+def _blobs_ever_at(path: Path) -> set[str]:
+    """The blob id of every committed version of `path`."""
+    listing = _git(_blobs_question(path), path.parent)
+    return {fields[3] for line in (listing or b"").decode("utf-8", "surrogateescape").splitlines()
+            if line.startswith(":") and len(fields := line.split("\t", 1)[0].split()) >= 5
+            and set(fields[3]) != {"0"}}
+
+
+def first_commit_holding(cwd: Path, blobs_by_name: dict[str, set[str]]) -> tuple[str, str] | None:
+    """(commit, name) of the oldest commit of HEAD's history that adds, at any path, one of the
+    blobs of `blobs_by_name`: the first in `git log --reverse --topo-order` (no commit before it
+    descends from it), side branches included, so a results file committed on a branch merged
+    after the freeze is as old as its branch commit."""
+    wanted = {blob: name for name, blobs in blobs_by_name.items() for blob in blobs}
+    if not wanted:
+        return None
+    listing = _git(_HOLDING_QUESTION, cwd)
+    if listing is None:
+        return None
+    commit = None
+    for line in listing.decode("utf-8", "surrogateescape").splitlines():
+        if line.startswith("commit "):
+            commit = line[7:].strip()
+        elif line.startswith(":") and commit is not None:
+            fields = line.split("\t", 1)[0].split()
+            if len(fields) >= 5 and fields[3] in wanted:
+                return commit, wanted[fields[3]]
+    return None
 
 
 def entry_commits(freeze_path: Path, entry_hashes: dict[int, str],
@@ -326,6 +419,7 @@ def ask_git_ahead(project: Project, log: FreezeLog | None) -> None:
     cwd = project.claims_dir if project.claims_dir.is_dir() else project.root
     if not in_work_tree(cwd):
         return
+    require_full_history(cwd, project.root.name or str(project.root))
     ask_ahead([project.history_path, project.claims_dir / FIRST_DRAFT_NAME, project.freeze_path],
               [project.outputs_dir / name for name in results_files(project, log)])
 
@@ -343,6 +437,13 @@ def project_anchoring(project: Project, log: FreezeLog | None, first_draft_sha25
     for entry in entries:
         commit = commits.get(entry.number)
         anchoring.entries[entry.number] = anchor_entry(commit, results_commit, results_name, cwd)
+        if not entry.results_existed and commit is None and results_commit is not None:
+            # What the gate will say once this entry is committed, said before the commit (the
+            # pre-commit hook runs this check): a commit never turns a passing gate red.
+            anchoring.problems.append(
+                f"{project.freeze_path.name}: freeze {entry.number} says no results existed, but outputs/"
+                f"{results_name} is already committed (in {short(results_commit)}): committed, the record would be "
+                "false; freeze again with --reason, acknowledging what is post hoc")
         if not entry.results_existed and commit and results_commit and strictly_before(results_commit, commit, cwd):
             anchoring.problems.append(
                 f"{project.freeze_path.name}: freeze {entry.number} says no results existed, but "

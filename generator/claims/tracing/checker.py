@@ -98,10 +98,13 @@ def check_ledger(ledger: Ledger, project: Project, freeze_log: Any = None
     return checked, context.results.sha256(), decisions
 
 
-def check_project(project: Project, *, record_history: bool = False, now: datetime | None = None) -> CheckReport:
+def check_project(project: Project, *, record_history: bool = False, now: datetime | None = None,
+                  git_history: bool = True) -> CheckReport:
     """Check the project's ledger, design freeze and first-draft history. Writes nothing unless
-    `record_history` is set, and then only a new history line for a ledger never checked before."""
-    with git_session():
+    `record_history` is set, and then only a new history line for a ledger never checked before.
+    With `git_history=False` nothing is asked of git (what a render shows must not depend on the
+    clone); otherwise a shallow or grafted clone is refused with the fix."""
+    with git_session(history=git_history):
         report = _check_project(project, record_history, now)
     save_books()
     return report

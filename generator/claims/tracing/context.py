@@ -105,5 +105,10 @@ class CheckContext:
                 self._decisions.append(row)
         return self._decisions
 
+    @property
+    def example_decision(self) -> str:
+        """A decision id for a hint: this project's own first one, never another project's."""
+        return self.decisions[0].trigger.decision if self.decisions else "D1"
+
     def decision(self, decision_id: str) -> DecisionRow | None:
         return next((row for row in self.decisions if row.trigger.decision == decision_id), None)

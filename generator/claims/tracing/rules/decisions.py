@@ -96,7 +96,7 @@ def verdict_licensed(view: ClaimView) -> list[str]:
         return []
     if not view.claim.decision_sources:
         return [f"the claim gives a verdict ({extra[0].text!r}) that no decision record computes: cite the trigger "
-                "(decision: {trigger: D5, state: ...}) so the verdict follows from the results"]
+                f"(decision: {{trigger: {context.example_decision}, state: ...}}) so the verdict follows from the results"]
     computed = "; ".join(f"{row.trigger.decision}: {row.outcome!r}" for row in cited) or "nothing it can cite"
     return [f"the claim also gives the verdict {extra[0].text!r}, which no cited decision computes ({computed}): a "
             "cited decision licenses its own outcome, word for word, and no other verdict"]

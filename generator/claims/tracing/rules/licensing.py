@@ -259,8 +259,8 @@ def _preregistration_problem(view: ClaimView) -> str | None:
     """Why "pre-registered" does not hold of the decisions the claim cites, or None."""
     cited = [view.context.decision(source.trigger) for source in view.claim.decision_sources]
     if not cited or any(row is None for row in cited):
-        return ("only the design freeze says when a rule was fixed: cite the decision (decision: {trigger: D5, "
-                "state: ...}) whose rule was frozen before any results")
+        return ("only the design freeze says when a rule was fixed: cite the decision (decision: {trigger: "
+                f"{view.context.example_decision}, state: ...}}) whose rule was frozen before any results")
     late = sorted(row.trigger.decision for row in cited if row.post_hoc)
     if late:
         return (f"the rule of {', '.join(late)} was set or moved after the results existed (the design freeze says "
