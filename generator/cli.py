@@ -709,6 +709,8 @@ COMMANDS: tuple[Command, ...] = (
     ("build", "evaluate if inputs changed, then check, then render", _configure_build, _run_build),
     ("gate", "what CI runs: fetch a shallow clone's history, check, then render --check",
      _elsewhere("generator.gate", "configure_gate"), _elsewhere("generator.gate", "run_gate")),
+    ("regress", "a regression gate against the last release that tells noise from a loss",
+     _elsewhere("generator.regression", "configure_regress"), _elsewhere("generator.regression", "run_regress")),
     ("sandbox", "run the offline L03 teaching sandbox", _configure_sandbox, _run_sandbox),
     ("ceiling", "compute the oracle reranking ceiling", _configure_ceiling, _run_ceiling),
     ("cost", "measure a reranker's CPU cost by its shape (random weights, real pairs)", _configure_cost,

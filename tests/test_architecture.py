@@ -30,7 +30,14 @@ LATE_IMPORTS_ALLOWED = {("generator.build", "refresh_results"): "generator.evalu
                         ("generator.results.builders", "score_rows"): "generator.core.comparisons",
                         # The derivation (NumPy, SciPy, the sandbox's pipeline), only when no memo answers.
                         ("generator.claims.tracing.measured", "_derive"): "generator.claims.tracing.rederive",
-                        ("generator.claims.tracing.measured", "_problem"): "generator.claims.tracing.rederive"}
+                        ("generator.claims.tracing.measured", "_problem"): "generator.claims.tracing.rederive",
+                        # NumPy and SciPy (the interval and the verdict), only when a change since a
+                        # baseline is drawn and no memo answers: a render that shows none starts without them.
+                        ("generator.noninferiority", "_measure"): "generator.core.",
+                        # SciPy, only for a results file with comparisons, or a rule that states its effect.
+                        ("generator.results.builders", "power_block"): "generator.core",
+                        ("generator.claims.record.triggers", "_detectable"): "generator.core.power",
+                        ("generator.render.twins", "_both_tests"): "generator.core.power"}
 
 
 

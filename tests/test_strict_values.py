@@ -428,7 +428,7 @@ def test_a_long_unknown_key_is_cut_in_the_message(project, monkeypatch, capsys):
     line = _config_line(project, "kkk")
     assert _check(project, monkeypatch, capsys) == (
         2, f"Error: readout.yaml:{line}: {'k' * 80}...: unknown key; choose from title, kind, data, evaluate, "
-           "sandbox, outputs")
+           "sandbox, outputs, regression")
 
 
 def test_a_huge_wrongly_typed_value_is_cut_in_the_message(project, monkeypatch, capsys):

@@ -1,11 +1,12 @@
 """The shared kernel: the retrieval arithmetic and the specifications every stage reads and no
 stage owns. Pure functions and plain data, no torch, sentence-transformers or bm25s (NumPy and
-SciPy only inside `uncertainty` and `comparisons`, which the light commands do not import).
+SciPy only inside `uncertainty`, `comparisons` and `power`, which the light commands do not import).
 
 Modules: `metrics` (ranking metrics by name, per query and macro), `fusion` (RRF and min-max),
 `signflip` (the exact sign-flip count and wins, ties and losses, in pure Python), `uncertainty`
 (paired differences and the sign-flip test), `comparisons` (BCa intervals and the comparisons
-block), `all_pairs` (every pair of measured rows with Holm's correction), `diagnosis` (candidate
+block), `power` (the minimum detectable effect, queries needed, equivalence and non-inferiority),
+`all_pairs` (every pair of measured rows with Holm's correction), `diagnosis` (candidate
 miss or ordering problem), `headroom` (the oracle order of a row's own candidates), `frontier`
 (the frontier's specification and the ceiling of a depth's candidates), `runfiles` (TREC run and
 qrels files), `ids` (what a query or document id may hold), `rows` (the row specification and the

@@ -68,13 +68,18 @@ def _check_seed(seed: Any) -> int:
     return _check_int("seed", seed, minimum=0)
 
 
+def check_probability(name: str, value: Any) -> float:
+    """`value` as a float strictly between 0 and 1 (a confidence, an alpha, a power)."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ValueError(f"{name} must be a number strictly between 0 and 1, got {value!r}")
+    value = float(value)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be strictly between 0 and 1, got {value!r}")
+    return value
+
+
 def _check_confidence(confidence: Any) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, Real):
-        raise ValueError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
-    confidence = float(confidence)
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
-    return confidence
+    return check_probability("confidence", confidence)
 
 
 def _as_scores(name: str, values: Any) -> np.ndarray:

@@ -4,7 +4,8 @@ The repository root is one project (the SciFact review, `kind: beir`); `examples
 another (the offline sandbox, `kind: sandbox`). Every command reads a project through
 `load_project`, which validates the whole readout.yaml once: `title`, `kind`, `data`, the
 `evaluate:` block (generator.core.options), the `sandbox:` block
-(generator.sandbox.config) and the `outputs:` block (generator.project.outputs). Everything
+(generator.sandbox.config), the `outputs:` block (generator.project.outputs) and the
+`regression:` block (the committed baseline results file a `since_baseline` section shows). Everything
 downstream receives typed values and never re-reads the file, so every command that reads the
 `evaluate:` block (evaluate, build, cost) sees it validated the same way.
 
@@ -38,7 +39,8 @@ from generator.sandbox.config import SandboxConfig, validate_sandbox_block
 
 CONFIG_NAME = "readout.yaml"
 PROJECT_KINDS = ("beir", "sandbox")
-TOP_KEYS = ("title", "kind", "data", "evaluate", "sandbox", "outputs")
+TOP_KEYS = ("title", "kind", "data", "evaluate", "sandbox", "outputs", "regression")
+REGRESSION_KEYS = ("baseline",)
 # The longest message a readout.yaml check may print (the file, line and key come before it).
 MAX_MESSAGE_CHARS = 200
 DEFAULT_DATA = {"beir": "data/scifact", "sandbox": "data"}
@@ -66,6 +68,10 @@ class Project:
     evaluate: dict[str, Any] = field(default_factory=dict)
     sandbox_parameters: dict[str, Any] = field(default_factory=dict)
     sandbox_branches: tuple[dict[str, Any], ...] = ()
+    # readout.yaml's regression.baseline: the committed baseline results file, relative to the
+    # project, that a `since_baseline` section compares with (never a git ref: a report reads the
+    # same in every clone).
+    regression_baseline: str | None = None
 
     @property
     def config_path(self) -> Path:
@@ -207,12 +213,45 @@ def _validated(root: Path, config: Any, shown: str) -> Project:
     parameters, branches = validate_sandbox_block(config.get("sandbox"), shown)
     project = Project(root=root, title=config["title"].strip(), kind=kind, data=data, outputs=outputs,
                       evaluate=validate_evaluate_block(config.get("evaluate"), shown),
-                      sandbox_parameters=parameters, sandbox_branches=branches)
+                      sandbox_parameters=parameters, sandbox_branches=branches,
+                      regression_baseline=_regression_baseline(config.get("regression"), shown))
     for name, spec in (outputs or {}).items():
         if spec.table is not None and spec.table.file not in project.results_files:
             raise InputError(f"{spec.table.file!r} is not a results file this project declares; choose one of "
                              f"{', '.join(project.results_files)}", path=shown, field=f"outputs.{name}.table.file")
+    for name, spec in (outputs or {}).items():
+        for index, section in enumerate(spec.sections):
+            if "since_baseline" in section.show and project.regression_baseline is None:
+                raise InputError("since_baseline needs regression.baseline in readout.yaml: the committed baseline "
+                                 "results file it compares with", path=shown,
+                                 field=f"outputs.{name}.sections[{index}].show")
     return project
+
+
+def _regression_baseline(block: Any, shown: str) -> str | None:
+    """readout.yaml's `regression:` block: `baseline`, a results file inside the project."""
+    if block is None:
+        return None
+    if not isinstance(block, dict):
+        raise InputError(f"expected a mapping such as {{baseline: outputs/baseline/results.json}}, found "
+                         f"{_kind(block)}", path=shown, field="regression")
+    for key in block:
+        if key not in REGRESSION_KEYS:
+            raise InputError(f"unknown key; choose from {', '.join(REGRESSION_KEYS)}", path=shown,
+                             field=f"regression.{key}")
+    baseline = block.get("baseline")
+    if baseline is None:
+        return None
+    if not isinstance(baseline, str):
+        raise InputError(f"expected a results file path as text, found {_kind(baseline)}: {excerpt(baseline)}",
+                         path=shown, field="regression.baseline")
+    path = Path(baseline)
+    if (not baseline.strip() or "\x00" in baseline or path.is_absolute() or ".." in path.parts or "\\" in baseline
+            or not baseline.endswith(".json")):
+        raise InputError("a results file (.json) inside the project, relative to it, e.g. "
+                         "outputs/baseline/results.json: every clone renders the same report", path=shown,
+                         field="regression.baseline")
+    return baseline
 
 
 def _kind(value: Any) -> str:

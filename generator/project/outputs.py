@@ -32,8 +32,10 @@ reranker's cost, saying whether it was measured, measured by shape or not measur
 (every configuration the frontier priced, its p95 against the budget beside its depth's ceiling;
 with a chart in HTML outputs), `all_pairs` (every pair of measured rows on each metric, with
 Holm's correction across the pairs), `per_query`
-(every query, row by row, with the diagnosis; collapsed) and `checked` (how the readout was
-checked: the current and first-draft trace scores); a chart
+(every query, row by row, with the diagnosis; collapsed), `checked` (how the readout was
+checked: the current and first-draft trace scores) and `since_baseline` (each row and metric of
+the design's `regression` block against the committed baseline file readout.yaml's
+`regression.baseline` names: HTML outputs only, generator.render.baseline); a chart
 needs a `charts:` entry of its kind, a table a `table:` entry. Titles and labels are headings,
 never sentences. Everything is validated when the project loads; an error names the key.
 """
@@ -62,7 +64,8 @@ REPORT_SUFFIXES = (".html", ".htm", ".md")
 SECTION_KEYS = ("id", "title", "show")
 CHART_KINDS = ("quality_vs_time", "deltas")
 SECTION_BLOCKS = ("table", *CHART_KINDS, "provenance", "claims_by_kind", "decisions", "rerank_cost", "per_query",
-                  "checked", "frontier", "all_pairs")
+                  "checked", "frontier", "all_pairs", "since_baseline")
+HTML_ONLY_BLOCKS = ("since_baseline",)
 TABLE_KEYS = ("file", "rows", "name", "columns")
 COLUMN_KEYS = ("label", "key", "path", "format", "only", "otherwise", "interval")
 DEFAULT_PROVENANCE = (DOCUMENTS.name, QUERIES.name, QUERY_SET.name, CANDIDATE_DEPTH.name, "manifest.platform",
@@ -238,6 +241,8 @@ def _output(read: _Reader, name: str, raw: Any) -> OutputSpec:
                 raise read.error(f"{here}.show", f"unknown block {block!r}; choose from {_choices(SECTION_BLOCKS)}")
             if block in CHART_KINDS and not file.endswith((".html", ".htm")):
                 raise read.error(f"{here}.show", f"{block} is a chart: HTML outputs only")
+            if block in HTML_ONLY_BLOCKS and not file.endswith((".html", ".htm")):
+                raise read.error(f"{here}.show", f"{block}: HTML outputs only")
             if block in CHART_KINDS and block not in charts:
                 raise read.error(f"{here}.show", f"{block} needs {where}.charts.{block}")
             if block == "table" and "table" not in entry:

@@ -32,6 +32,8 @@ from generator.fileio import display_path, reading, sha256_file, sha256_text, wr
 from generator.project import Project, default_templates_dir
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.render import charts
+from generator.render.baseline import since_baseline_view
+from generator.noninferiority import read_regression_block
 from generator.render.disclosure import build_disclosure, css_problems, missing_blocks, relabelled
 from generator.render.doors import Door, HtmlDoor, MarkdownDoor
 from generator.render.labels import LABELS_NAME, Labels, load_labels
@@ -177,9 +179,10 @@ def _context(project: Project, report: CheckReport, spec: OutputSpec, shared: _S
         "claims_by_kind": claims_by_kind(report, door),
         "decisions": decisions_view(report, door, labels),
         "order": order_view(report, door, labels),
-        "rerank_cost": rerank_cost_view(results, door, labels, _budget(report)),
+        "rerank_cost": rerank_cost_view(results, door, labels, _budget(report), *_quality_margin(project)),
         "frontier": frontier_view(results, door, labels, _budget(report)),
         "all_pairs": all_pairs_view(results, door, labels),
+        "since_baseline": since_baseline_view(project, spec, results, door, labels),
         "frontier_chart": charts.frontier(results.model, door, labels, _budget(report),
                                           sample=sample_view(results, door, labels)) if spec.is_html else "",
         "stamp_name": STAMP_NAME,
@@ -219,6 +222,13 @@ def _table_files(project: Project, specs: Iterable[OutputSpec], results: Results
             files[name] = load_project_results(project, name)
             results_hashes.setdefault(name, files[name].sha256)
     return files
+
+
+def _quality_margin(project: Project) -> tuple[float | None, tuple[str, ...]]:
+    """The non-inferiority margin and metrics the design's `regression` block fixes (a quantized
+    twin is held to the same margin as a change since the baseline), or none."""
+    block = read_regression_block(project.design_dir)
+    return (block.margin, tuple(block.metrics)) if block is not None else (None, ())
 
 
 def _budget(report: CheckReport) -> float | None:

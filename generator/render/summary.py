@@ -67,6 +67,21 @@ def _p95(results: Results, row: str, where: str) -> float:
     return float(cost["p95_milliseconds"])
 
 
+def _power(decision: Any, where: str) -> dict[str, Any]:
+    """What the release sample can detect for the effect the decision states."""
+    if not decision.power or decision.power.get("minimum_detectable_effect") is None:
+        raise InputError(f"decision {DECISION} states no effect, or its sample cannot weigh it", path=where)
+    return decision.power
+
+
+def _everything_mde(results: Results, where: str) -> float:
+    """The minimum detectable effect of every test query, from the file's power block."""
+    value = (results.model.power(RERANK_ROW, "hybrid", "nDCG@5") or {}).get("minimum_detectable_effect")
+    if not isinstance(value, (int, float)):
+        raise InputError(f"no power block for {RERANK_ROW} against hybrid on nDCG@5", path=where)
+    return float(value)
+
+
 def summary_context(project: Project) -> dict[str, Any]:
     outputs = project.outputs_dir
     sample = read_results(outputs / RESULTS_NAME)
@@ -90,6 +105,8 @@ def summary_context(project: Project) -> dict[str, Any]:
         "configurations": len(frontier["configurations"]),
         "fitting": len(within_budget(frontier, budget)),
         "cheapest": cheapest_within(frontier, budget),
+        "detectable": _power(decision, sample_where),
+        "everything_mde": _everything_mde(everything, all_where),
         "everything_rerank": _metric(everything, RERANK_ROW, "hybrid", all_where),
         "everything_hybrid": _metric(everything, "hybrid", "dense", all_where),
     }

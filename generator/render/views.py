@@ -16,6 +16,7 @@ from generator.claims.record.design import reduce_markdown
 from generator.render.sources import design_quote, measured_sentence, short_value
 from generator.render.doors import Door
 from generator.render.labels import Labels
+from generator.render.twins import twin_rows
 from generator.render.values import format_number, raw_json
 from generator.results import MISSING, RESULTS_NAME, Results, ResultsModel
 
@@ -306,6 +307,7 @@ def decisions_view(report: CheckReport, door: Door, labels: Labels) -> list[dict
                 elif str(entry.get("how")).startswith("measured by shape"):
                     shown = door.join([shown, labels.status_measured_by_shape], ", ")
             values.append(door.join([door.code(name), door.data("="), shown]))
+        values.extend(_power_view(row.power, door, labels))
         rows.append({"decision": door.data(row.trigger.decision), "title": door.data(row.trigger.title),
                      "trigger": door.code(row.trigger.predicate.source),
                      "state": labels[_STATE_LABELS[row.state]], "state_class": row.state.replace(" ", "-"),
@@ -313,6 +315,23 @@ def decisions_view(report: CheckReport, door: Door, labels: Labels) -> list[dict
                      "registered": labels.post_hoc if row.post_hoc else registered_view(row, door, labels),
                      "post_hoc": [_change_view(change, door, labels) for change in row.post_hoc]})
     return rows
+
+
+def _power_view(power: dict | None, door: Door, labels: Labels) -> list[Any]:
+    """Beside a verdict, what its sample can detect when the rule states the effect it needs: the
+    minimum detectable effect at the file's query count, and the queries the stated effect needs."""
+    if not power:
+        return []
+    if power.get("minimum_detectable_effect") is None:
+        return [door.join([labels.power_not_computed, door.data(power.get("reason") or "")], ": ")]
+    settings = door.data(f"({power['queries']} queries, alpha {power['alpha']:g}, power {power['power']:g})")
+    shown = [door.join([door.code("minimum_detectable_effect"), door.data("="),
+                        door.data(format_number(power["minimum_detectable_effect"], ".3f")), settings])]
+    needed = power.get("queries_needed")
+    shown.append(door.join([door.code("queries_needed"), door.data("="),
+                            door.data(format_number(needed, ",")) if needed else labels.value_not_measured,
+                            door.data(f"(minimum effect {power['minimum_effect']:g})")]))
+    return shown
 
 
 _MOVED_LABELS = {"added": "rule_written_after_results", "trigger": "trigger_changed_after_results",
@@ -382,13 +401,21 @@ def _status_label(status: str, labels: Labels, door: Door, where: str) -> Any:
                                                             f"{extrapolated.group(2)})")], " ")
 
 
-def rerank_cost_view(results: Results, door: Door, labels: Labels, budget: float | None) -> list[dict]:
+def rerank_cost_view(results: Results, door: Door, labels: Labels, budget: float | None,
+                     margin: float | None = None, metrics: tuple[str, ...] = ()) -> list[dict]:
     """Each reranker's cost with how it was measured, impossible to miss: measured, measured by
     shape (its architecture with random weights, every layer or extrapolated from a few), or not
-    measured; and its quality's status. The reranker under decision first, then the others by name."""
+    measured; and its quality's status. The reranker under decision first, then the others by name.
+    An int8 reranker whose fp32 twin ran adds what it keeps of the twin's quality against the
+    design's margin, and its speed ratio (generator.render.twins)."""
     sample = sample_view(results, door, labels)
-    return [{**view, "sample": sample} for row, cost in results.model.rerank_costs.items()
-            if (view := _cost_view(f"rerank_costs.{row}", row, cost, door, labels, budget))]
+    views = []
+    for row, cost in results.model.rerank_costs.items():
+        view = _cost_view(f"rerank_costs.{row}", row, cost, door, labels, budget)
+        if view:
+            view["rows"].extend(twin_rows(results, row, list(metrics), margin, door, labels))
+            views.append({**view, "sample": sample})
+    return views
 
 
 def _cost_view(where: str, row: str | None, cost: Any, door: Door, labels: Labels,

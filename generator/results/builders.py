@@ -21,7 +21,7 @@ from generator.core.metrics import Metric, macro_mean, p95, percentile, same_can
 from generator.results.model import frontier_order
 from generator.results.sample_check import sample_comparisons
 from generator.results.schema import (ALL_PAIRS, BM25_TOP5, CANDIDATE_DEPTH, CEILING, COMPARISON_WITH_SAMPLE,
-                                      COMPARISON_WITH_SAMPLE_BY_ROW, COMPARISONS, DIAGNOSIS, DIAGNOSIS_SUMMARY,
+                                      COMPARISON_WITH_SAMPLE_BY_ROW, COMPARISONS, DIAGNOSIS, DIAGNOSIS_SUMMARY, POWER,
                                       DOCUMENTS, FORMAT, FORMAT_VERSION, FRONTIER, FUNNEL, MANIFEST,
                                       MEAN_TOKEN_LENGTH, OPAQUE_RUN, P95_RERANK, PARAMETERS, PER_QUERY,
                                       POSITIVE_JUDGEMENTS, QUERIES, QUERIES_WITHOUT_CANDIDATES, QUERY_DETAILS,
@@ -174,6 +174,44 @@ def all_pairs_block(rows: Sequence[str], measured: Mapping[str, bool], metrics: 
     return _family_block(rows, measured, metrics, reusing(comparisons, draw))
 
 
+POWER_ALPHA, POWER_TARGET, POWER_SIMULATIONS = 0.05, 0.8, 400
+
+
+def power_block(per_query: Mapping[str, Any], query_ids: Sequence[str], comparisons: Mapping[str, Any], *,
+                seed: int) -> dict[str, Any]:
+    """`power` (generator.core.power): for each measured comparison and metric, what its sample
+    can detect at alpha 0.05 and power 0.8, checked by simulating the sign-flip test there."""
+    from generator.core.comparisons import seed_for
+    from generator.core.power import minimum_detectable_effect, simulated_power_shared_flips
+
+    entries: dict[str, Any] = {}
+    for name, entry in sorted(comparisons.items()):
+        if not isinstance(entry, dict) or entry.get("measured") is False or not isinstance(entry.get("metrics"), dict):
+            continue
+        row, baseline = entry["row"], entry["baseline"]
+        metrics: dict[str, Any] = {}
+        for metric in sorted(entry["metrics"]):
+            differences = [a - b for a, b in zip(scores_of(per_query, row, query_ids, metric),
+                                                 scores_of(per_query, baseline, query_ids, metric))]
+            detectable = minimum_detectable_effect(differences, alpha=POWER_ALPHA, power=POWER_TARGET)
+            figures = {"queries": detectable["queries"], "sd_difference": detectable["sd_difference"],
+                       "minimum_detectable_effect": detectable["minimum_detectable_effect"]}
+            if detectable["minimum_detectable_effect"] is None:
+                figures["why"] = detectable.get("why")
+            else:
+                check = simulated_power_shared_flips(differences, detectable["minimum_detectable_effect"],
+                                                     alpha=POWER_ALPHA,
+                                        simulations=POWER_SIMULATIONS, seed=seed_for(seed, name, metric))
+                figures.update(simulated_power=check["simulated_power"], standard_error=check["standard_error"])
+            metrics[metric] = figures
+        entries[name] = {"row": row, "baseline": baseline, "metrics": metrics}
+    return {"alpha": POWER_ALPHA, "power": POWER_TARGET, "simulations": POWER_SIMULATIONS,
+            "method": "minimum detectable effect: paired t approximation (t(1-alpha/2, n-1) + t(power, n-1)) * sd / "
+                      "sqrt(n); checked by simulating the two-sided sign-flip test (Monte Carlo, 2,000 sign "
+                      "assignments) on samples resampled from the differences, centred and shifted to that effect",
+            "comparisons": entries}
+
+
 def score_rows(rows: Sequence[RowRun], judgements: Mapping[str, Mapping[str, int]], query_ids: Sequence[str], *,
                bootstrap_resamples: int, seed: int, metrics: Sequence[Metric],
                pairs: Sequence[tuple[str, str]] | None = None, baseline: str = "dense",
@@ -207,6 +245,7 @@ def score_rows(rows: Sequence[RowRun], judgements: Mapping[str, Mapping[str, int
         COMPARISONS.name: comparisons,
         ALL_PAIRS.name: all_pairs_block([row.name for row in rows], {row.name: row.name in measured for row in rows},
                                         names, comparisons, draw),
+        POWER.name: power_block(per_query, query_ids, comparisons, seed=seed),
         CEILING.name: ceiling_block(measured, judgements, query_ids, metrics),
         DIAGNOSIS.name: diagnosis,
         DIAGNOSIS_SUMMARY.name: diagnosis_summary_block(diagnosis),

@@ -18,7 +18,7 @@ from generator.core.rows import RowRoles
 from generator.results.paths import MISSING, PathSyntaxError, Resolution, Step, parse_path, path_text, resolve
 from generator.results.rows import row_roles
 from generator.results.schema import (ALL_PAIRS, CANDIDATE_DEPTH, CEILING, COMPARISON_WITH_SAMPLE,
-                                      COMPARISON_WITH_SAMPLE_BY_ROW, COMPARISONS, DIAGNOSIS, DIAGNOSIS_SUMMARY,
+                                      COMPARISON_WITH_SAMPLE_BY_ROW, COMPARISONS, DIAGNOSIS, DIAGNOSIS_SUMMARY, POWER,
                                       DOCUMENTS, FRONTIER, FUNNEL, MANIFEST, MEAN_TOKEN_LENGTH, OPAQUE_RUN,
                                       P95_RERANK, PARAMETERS, PER_QUERY, POSITIVE_JUDGEMENTS, QUERIES, QUERY_SET,
                                       QUERY_TEXTS, RERANK_COSTS, RERANK_MILLISECONDS, RERANKED_TOP_5, RERANKER, RUNS,
@@ -127,6 +127,47 @@ class ResultsModel:
         """{query: {metric: value}} of a measured row, or {}."""
         by_query = _mapping(_mapping(self.data.get(PER_QUERY.name)).get(row))
         return {query: values for query, values in by_query.items() if isinstance(values, dict)}
+
+    def paired_differences(self, row: str, baseline: str, metric: str) -> list[float]:
+        """`row` minus `baseline` on `metric`, query by query over the file's evaluated queries (in
+        manifest order); a query missing on either side is left out."""
+        mine, theirs = self.per_query(row), self.per_query(baseline)
+        differences = []
+        for query in self.query_ids or sorted(mine):
+            a, b = mine.get(query, {}).get(metric), theirs.get(query, {}).get(metric)
+            if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) \
+                    and not isinstance(b, bool):
+                differences.append(float(a) - float(b))
+        return differences
+
+    def power(self, row: str, baseline: str, metric: str) -> dict[str, Any] | None:
+        """What the file's queries can detect of `row` against `baseline` on `metric` (the `power`
+        block), or None."""
+        entry = _mapping(_mapping(_mapping(self.data.get(POWER.name)).get("comparisons")).get(
+            comparison_name(row, baseline)))
+        figures = _mapping(entry.get("metrics")).get(metric)
+        return figures if isinstance(figures, dict) else None
+
+    def quantized_twins(self) -> list[tuple[str, str]]:
+        """(int8 row, its fp32 twin) for every measured rerank row of `manifest.rows` run in int8
+        whose twin (the same model, over the same row, at the same max_length, in fp32) was measured
+        too: the same candidates reordered by the same weights at two precisions."""
+        recorded = self.manifest.get("rows")
+        specs = [entry for entry in recorded if isinstance(entry, dict) and entry.get("kind") == "rerank"] \
+            if isinstance(recorded, list) else []
+
+        def same_model(entry: dict[str, Any]) -> tuple:
+            return entry.get("model"), entry.get("over"), entry.get("max_length")
+
+        twins = []
+        for entry in specs:
+            if entry.get("precision") != "int8" or not self.measured(str(entry.get("name"))):
+                continue
+            twin = next((other for other in specs if other.get("precision", "fp32") == "fp32"
+                         and same_model(other) == same_model(entry) and self.measured(str(other.get("name")))), None)
+            if twin is not None:
+                twins.append((str(entry["name"]), str(twin["name"])))
+        return twins
 
     @property
     def has_per_query(self) -> bool:

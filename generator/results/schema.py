@@ -48,11 +48,12 @@ KINDS = {
     "time": "wall time, in the unit given",
     "rate": "a throughput, in the unit given",
     "score": "a model's or a formula's score for one document",
+    "power": "the probability that a test detects a given effect",
     "record": "a group of fields",
     "list": "a list of identifiers",
 }
 # The kinds that are figures measured over a query set (a setting, a name or a flag is not).
-FIGURE_KINDS = frozenset({"count", "mean", "change", "interval end", "p-value", "bound", "time", "rate"})
+FIGURE_KINDS = frozenset({"count", "mean", "change", "interval end", "p-value", "bound", "time", "rate", "power"})
 
 
 @dataclass(frozen=True)
@@ -250,6 +251,23 @@ ALL_PAIRS = Block(
     fields=(Field("correction", "how the p-values were corrected", "text"),
             Field("left_out", "rows left out because they were not measured", "list"),
             Field("rows", "the rows compared", "list")))
+POWER = Block(
+    "power", "what each comparison's sample can detect: the standard deviation of its per-query differences, the "
+    "minimum detectable effect of a paired two-sided test at the stated alpha and power (paired t approximation), and "
+    "that power checked by simulating the tool's own sign-flip test at that effect",
+    ("power.comparisons.{row}_vs_{baseline}.metrics.{metric}.{field}", "power.comparisons.{row}_vs_{baseline}.{field}",
+     "power.{field}..."),
+    fields=(Field("sd_difference", "the standard deviation of the per-query differences", "change", "metric value"),
+            Field("minimum_detectable_effect", "the smallest true change the paired test detects at the stated "
+                  "alpha and power on these queries", "change", "metric value"),
+            Field("simulated_power", "the share of simulated samples at the minimum detectable effect in which the "
+                  "sign-flip test gives p below alpha", "power"),
+            Field("standard_error", "the simulation's standard error of that share", "power"),
+            Field("alpha", "the test's level", "parameter"),
+            Field("power", "the power asked for", "parameter"),
+            Field("simulations", "samples simulated", "count", "samples"),
+            Field("method", "how the figures were computed", "text"),
+            Field("why", "why a figure could not be computed", "text")))
 CEILING = Block(
     "ceiling", "the oracle ceiling of each row's own candidates: the best its candidates could score, from the labels",
     ("ceiling.rows.{row}.{metric}.{field}", "ceiling.per_query.{row}.{query}.{metric}", "ceiling.{field}"),
@@ -341,7 +359,7 @@ FUNNEL = Block("funnel", "the acquisition funnel: counts per stage, each ratio w
                ("funnel.{field}...",), writers=("sandbox",), over_queries=False, derived=False)
 
 BLOCKS: tuple[Block, ...] = (
-    FORMAT, DOCUMENTS, QUERIES, QUERY_SET, CANDIDATE_DEPTH, TABLE, PER_QUERY, COMPARISONS, ALL_PAIRS, CEILING,
+    FORMAT, DOCUMENTS, QUERIES, QUERY_SET, CANDIDATE_DEPTH, TABLE, PER_QUERY, COMPARISONS, ALL_PAIRS, POWER, CEILING,
     DIAGNOSIS, DIAGNOSIS_SUMMARY, SAME_CANDIDATES, P95_RERANK, RERANK_MILLISECONDS, RERANKED_TOP_5, RERANK_COSTS,
     FRONTIER, QUERIES_WITHOUT_CANDIDATES, QUERY_TEXTS, RUNS, COMPARISON_WITH_SAMPLE, COMPARISON_WITH_SAMPLE_BY_ROW,
     MANIFEST, STATUS, POSITIVE_JUDGEMENTS, PARAMETERS, TOKEN_LENGTHS, MEAN_TOKEN_LENGTH, QUERY_DETAILS, BM25_TOP5,

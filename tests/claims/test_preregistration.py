@@ -401,10 +401,13 @@ def test_the_committed_review_tells_the_truth_about_its_order(repository):
     were added with the verdict: its readout says so."""
     report = check_project(load_project(repository))
     entries = report.freeze_entries
-    assert [entry.results_existed for entry in entries] == [True, True, True]
+    assert [entry.results_existed for entry in entries] == [True, True, True, True, True]
     assert entries[1].amended == {"D2": ["added"], "D5": ["added"]} and entries[1].post_hoc == ["D2", "D5"]
     # D6, the frontier's rule, was added once earlier results existed: acknowledged as post hoc.
     assert entries[2].amended == {"D6": ["added"]} and entries[2].post_hoc == ["D6"]
+    # D5's effect (issue 38) moved its trigger after the results; the regression margin moved no rule.
+    assert entries[3].amended == {"D5": ["trigger"]} and entries[3].post_hoc == ["D5"]
+    assert entries[4].amended == {} and entries[4].reason
     d5 = next(row for row in report.decisions if row.trigger.decision == "D5")
     assert d5.post_hoc and d5.acknowledged
     html = (repository / "outputs" / "readout.html").read_text(encoding="utf-8")
@@ -413,6 +416,7 @@ def test_the_committed_review_tells_the_truth_about_its_order(repository):
     assert "Design first frozen</th><td>after results existed" in html
     assert entry_sha256(entries[0].data) == entries[1].data["previous_sha256"]
     assert entry_sha256(entries[1].data) == entries[2].data["previous_sha256"]
+    assert entry_sha256(entries[3].data) == entries[4].data["previous_sha256"]
 
 
 def test_freeze_refuses_a_reason_that_is_not_one_line(tmp_path, capsys):

@@ -391,7 +391,7 @@ def test_unknown_section_block_is_an_input_error_naming_the_field(tmp_path, monk
     assert "show:" in (root / "readout.yaml").read_text().splitlines()[line - 1]
     assert err == (f"Error: readout.yaml:{line}: outputs.readout.sections[0].show: unknown block 'pie'; choose from "
                    "table, quality_vs_time, deltas, provenance, claims_by_kind, decisions, rerank_cost, per_query, checked, "
-                   "frontier, all_pairs\n")
+                   "frontier, all_pairs, since_baseline\n")
 
 
 def test_missing_results_is_an_input_error(project, capsys):

@@ -59,6 +59,16 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.sandbox.pipeline": {"diagnosis"},
         "generator.sandbox.runner": {"diagnosis", "parameters", "reranker"},
     },
+    "what a sample can detect, as the kernel returns it and the decision table and the regression gate show "
+    "it: a rule's `effect` (its `power`) and the figures drawn from it (`power`, `queries`), a change since the "
+    "baseline (`queries`), and the gate's JSON `status`": {
+        "generator.core.power": {"power", "queries"},
+        "generator.claims.record.triggers": {"power", "queries"},
+        "generator.claims.tracing.report": {"power", "queries"},
+        "generator.render.views": {"power", "queries"},
+        "generator.noninferiority": {"queries"},
+        "generator.regression": {"queries", "status"},
+    },
     "a word, not a key: a row kind's alias, a progress bar's unit, a subcommand, the runs folder, a Markdown "
     "extension, an HTML attribute": {
         "generator.claims.tracing.naming": {"reranker"},

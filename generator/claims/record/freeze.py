@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from generator.claims.record.design import design_files
-from generator.claims.record.triggers import DesignRules, budget_read_by, read_design_rules
+from generator.claims.record.triggers import DesignRules, budget_read_by, effect_budget, read_design_rules
 from generator.errors import InputError
 from generator.fileio import atomic_write_json, display_path, reading, sha256_file, utf8_text
 from generator.project import Project
@@ -187,12 +187,15 @@ def rules_snapshot(rules: DesignRules) -> dict[str, Any]:
     return {"budgets": {name: budget.value for name, budget in sorted(rules.budgets.items())},
             "triggers": {trigger.decision: {"when": trigger.predicate.source, "values": dict(trigger.values),
                                             "file": trigger.file, "fires": trigger.fires,
-                                            "otherwise": trigger.otherwise, "document": trigger.document}
+                                            "otherwise": trigger.otherwise, "document": trigger.document,
+                                            # only when stated: a freeze made before effects existed still matches
+                                            **({"effect": dict(trigger.effect)} if trigger.effect else {})}
                          for trigger in rules.triggers}}
 
 
 def _budgets_read(trigger: dict[str, Any]) -> set[str]:
-    return {name for path in trigger.get("values", {}).values() if (name := budget_read_by(path)) is not None}
+    read = {name for path in trigger.get("values", {}).values() if (name := budget_read_by(path)) is not None}
+    return read | ({name} if (name := effect_budget(trigger.get("effect"))) is not None else set())
 
 
 def amended_decisions(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, list[str]]:
@@ -208,7 +211,8 @@ def amended_decisions(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[s
             moved[decision] = [REMOVED]
             continue
         parts = []
-        if (before["when"], before["values"], before["file"]) != (after["when"], after["values"], after["file"]):
+        if (before["when"], before["values"], before["file"], before.get("effect")) != (
+                after["when"], after["values"], after["file"], after.get("effect")):
             parts.append("trigger")
         if (before["fires"], before["otherwise"]) != (after["fires"], after["otherwise"]):
             parts.append("outcome")

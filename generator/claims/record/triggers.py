@@ -29,9 +29,22 @@ Two values read the reranker frontier (generator.core.frontier) against a budget
 headroom, depth, max_length) of the cheapest configuration that fits; when none fits, that value
 is unknown, with the reason.
 
+A trigger may state, pre-registered with it, the smallest effect that matters and the power
+wanted (`effect:`): which comparison and metric, the `minimum` change (a number or
+`budget.NAME`), and optionally `power` (default 0.8) and `alpha` (default 0.05)::
+
+    effect: {comparison: hybrid+rerank_vs_hybrid, metric: nDCG@5, minimum: budget.rerank_min_lift}
+
+From the per-query differences of that comparison in the trigger's results file, `check` computes
+the minimum detectable effect at the file's query count (a paired two-sided test at `alpha`, an
+analytic paired-t approximation, generator.core.power) and the queries the stated effect needs.
+A trigger that does not fire on a change its test could not tell from zero, on a sample whose
+minimum detectable effect is above the stated minimum, **cannot be decided**: "cannot be decided
+with N queries; about M needed", never a silent "does not fire".
+
 `check` evaluates every trigger with three-valued logic: a value that was not measured is
 unknown, and the trigger **fires**, **does not fire** or **cannot be decided** (when the outcome
-depends on an unknown value). `fires` and `otherwise` are what the decision then is, in words a
+depends on an unknown value, or the sample cannot detect the effect the rule needs). `fires` and `otherwise` are what the decision then is, in words a
 verdict claim must use (generator.claims.tracing.checker). A path that does not exist at all is an input
 error, not an unknown: a typo must not read as "not measured".
 """
@@ -69,7 +82,9 @@ BUDGET_PREFIX = "budget"
 FRONTIER = FRONTIER_BLOCK.name
 FRONTIER_QUERIES = ("fitting", "cheapest_within")
 FRONTIER_FIELDS = ("p95_milliseconds", "p50_milliseconds", "ceiling", "headroom", "depth", "max_length")
-TRIGGER_KEYS = {"decision", "when", "fires", "otherwise", "values", "file"}
+TRIGGER_KEYS = {"decision", "when", "fires", "otherwise", "values", "file", "effect"}
+EFFECT_KEYS = {"comparison", "metric", "minimum", "power", "alpha"}
+DEFAULT_POWER, DEFAULT_ALPHA = 0.8, 0.05
 _DECISION_ID = re.compile(r"^[A-Z][A-Za-z0-9-]{0,15}$")
 _VALUE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
 
@@ -93,6 +108,9 @@ class Trigger:
     file: str
     document: str
     line: int
+    # The smallest effect that matters, pre-registered with the rule: comparison, metric, minimum
+    # (a number or budget.NAME), power, alpha; None when the rule states none.
+    effect: dict[str, Any] | None = None
 
     def outcome(self, state: str) -> str:
         return self.fires if state == FIRES else self.otherwise if state == DOES_NOT_FIRE else UNDECIDED
@@ -110,6 +128,8 @@ class DecisionRow:
     # what git shows of the entry that last set it (generator.claims.record.anchoring.Anchor).
     changes: list[Any] = field(default_factory=list)
     anchor: Any = None
+    # What the sample can detect, when the rule states its effect (generator.core.power).
+    power: dict[str, Any] | None = None
 
     @property
     def outcome(self) -> str:
@@ -130,7 +150,7 @@ class DecisionRow:
                 "file": self.trigger.file, "document": self.trigger.document, "line": self.trigger.line,
                 "values": self.read, "reason": self.reason, "post_hoc": bool(self.post_hoc),
                 "acknowledged": self.acknowledged, "changes": [change.as_dict() for change in self.changes],
-                "anchor": self.anchor.describe() if self.anchor is not None else None}
+                "anchor": self.anchor.describe() if self.anchor is not None else None, "power": self.power}
 
 
 @dataclass
@@ -168,9 +188,9 @@ def _fence_record(text: str) -> list[list]:
     return found
 
 
-def read_design_rules(design_dir: Path) -> DesignRules:
-    """Every `budget` and `trigger` block of the design documents, validated."""
-    rules = DesignRules()
+def design_fences(design_dir: Path, kinds: tuple[str, ...]) -> list[tuple[str, str, int, str | None, str, str]]:
+    """(info, content, first content line, heading above, document name, shown path) of every
+    fenced block of the Markdown design documents whose info is one of `kinds`, in name order."""
     blocks = []
     for name, path in sorted(design_files(design_dir).items()):
         if path.suffix.lower() not in (".md", ".markdown"):
@@ -181,9 +201,15 @@ def read_design_rules(design_dir: Path) -> DesignRules:
                 text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as error:
             raise InputError(f"not UTF-8 text (byte {error.start})", path=shown) from None
-        for info, content, line, heading in _fences(text):
-            if info in ("budget", "trigger"):
-                blocks.append((info, content, line, heading, name, shown))
+        blocks += [(info, content, line, heading, name, shown) for info, content, line, heading in _fences(text)
+                   if info in kinds]
+    return blocks
+
+
+def read_design_rules(design_dir: Path) -> DesignRules:
+    """Every `budget` and `trigger` block of the design documents, validated."""
+    rules = DesignRules()
+    blocks = design_fences(design_dir, ("budget", "trigger"))
     for info, content, line, heading, name, shown in blocks:
         if info == "budget":
             _read_budget(content, line, name, shown, rules)
@@ -327,9 +353,48 @@ def _read_trigger(content: str, line: int, heading: str | None, name: str, shown
     if not isinstance(results_file, str) or not results_file or "/" in results_file or results_file.startswith("."):
         raise InputError("a results file name in outputs/, e.g. results.json", path=shown, line=line_of("file"),
                          field="file")
+    effect = _trigger_effect(data["effect"], line_of, shown, rules) if "effect" in data else None
     return Trigger(decision=decision, title=heading, predicate=predicate, fires=data["fires"].strip(),
                    otherwise=data["otherwise"].strip(), values=dict(values), file=results_file, document=name,
-                   line=line_of("decision"))
+                   line=line_of("decision"), effect=effect)
+
+
+def _trigger_effect(effect: Any, line_of: Callable[[str], int], shown: str, rules: DesignRules) -> dict[str, Any]:
+    """A trigger's `effect:`: the comparison and metric, the minimum change that matters (a
+    number or a known budget) and the power and alpha wanted."""
+    where = line_of("effect")
+    if not isinstance(effect, dict):
+        raise InputError("a mapping: {comparison: ROW_vs_BASELINE, metric: METRIC, minimum: NUMBER or budget.NAME}",
+                         path=shown, line=where, field="effect")
+    unknown = sorted(set(map(str, effect)) - EFFECT_KEYS)
+    if unknown:
+        raise InputError(f"unknown key; an effect holds {', '.join(sorted(EFFECT_KEYS))}", path=shown,
+                         line=line_of(f"effect.{unknown[0]}"), field=f"effect.{unknown[0][:40]}")
+    for key in ("comparison", "metric", "minimum"):
+        if key not in effect:
+            raise InputError("missing", path=shown, line=where, field=f"effect.{key}")
+    for key in ("comparison", "metric"):
+        if not isinstance(effect[key], str) or not effect[key].strip() or len(effect[key]) > 80:
+            raise InputError("a name, e.g. hybrid+rerank_vs_hybrid and nDCG@5", path=shown,
+                             line=line_of(f"effect.{key}"), field=f"effect.{key}")
+    minimum = effect["minimum"]
+    if isinstance(minimum, str):
+        steps = minimum.split(".")
+        if len(steps) != 2 or steps[0] != BUDGET_PREFIX or steps[1] not in rules.budgets:
+            raise InputError(f"a number > 0 or budget.NAME of a known budget; known: "
+                             f"{', '.join(sorted(rules.budgets)) or '(none)'}", path=shown,
+                             line=line_of("effect.minimum"), field="effect.minimum")
+    elif isinstance(minimum, bool) or not isinstance(minimum, (int, float)) or not math.isfinite(minimum) or minimum <= 0:
+        raise InputError("the smallest change that matters: a number > 0 or budget.NAME", path=shown,
+                         line=line_of("effect.minimum"), field="effect.minimum")
+    read = {"comparison": effect["comparison"].strip(), "metric": effect["metric"].strip(), "minimum": minimum}
+    for key, default in (("power", DEFAULT_POWER), ("alpha", DEFAULT_ALPHA)):
+        value = effect.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise InputError("a probability strictly between 0 and 1", path=shown, line=line_of(f"effect.{key}"),
+                             field=f"effect.{key}")
+        read[key] = float(value)
+    return read
 
 
 def _trigger_values(values: Any, line_of: Callable[[str], int], shown: str, rules: DesignRules) -> dict[str, str]:
@@ -356,6 +421,12 @@ def _trigger_values(values: Any, line_of: Callable[[str], int], shown: str, rule
             if problem := _frontier_query_problem(steps, rules):
                 raise InputError(problem, path=shown, line=where, field=f"values.{value_name}")
     return values
+
+
+def effect_budget(effect: Any) -> str | None:
+    """The budget an effect's minimum reads, if any."""
+    minimum = effect.get("minimum") if isinstance(effect, dict) else None
+    return minimum.split(".", 1)[1] if isinstance(minimum, str) and minimum.startswith(BUDGET_PREFIX + ".") else None
 
 
 def budget_read_by(path: Any) -> str | None:
@@ -465,7 +536,59 @@ def evaluate_trigger(trigger: Trigger, budgets: dict[str, Budget], results: Resu
     else:
         raise InputError(f"decision {trigger.decision}: the trigger gives {outcome!r}, not true or false",
                          path=design_display, line=trigger.line, field="when")
+    if trigger.effect is not None and results is not None and not results_problem:
+        _weigh_the_sample(row, budgets, results, design_display)
     return row
+
+
+def _detectable(differences: list[float], minimum: float, alpha: float, power: float) -> dict[str, Any]:
+    """The minimum detectable effect and the queries `minimum` needs (SciPy: only on a memo miss)."""
+    from generator.core.power import minimum_detectable_effect, queries_needed
+
+    detectable = minimum_detectable_effect(differences, alpha=alpha, power=power)
+    sd = detectable.get("sd_difference")
+    return {**detectable, "queries_needed": queries_needed(sd, minimum, alpha=alpha, power=power) if sd else None}
+
+
+def _weigh_the_sample(row: DecisionRow, budgets: dict[str, Budget], results: Results, design_display: str) -> None:
+    """What the sample can detect for the rule's stated effect; a "does not fire" on a change the
+    test could not tell from zero, from a sample too small for the effect, cannot be decided."""
+    trigger, effect = row.trigger, row.trigger.effect
+    budget = effect_budget(effect)
+    minimum = budgets[budget].value if budget is not None else float(effect["minimum"])
+    comparison = results.model.comparisons.get(effect["comparison"])
+    where = dict(path=design_display, line=trigger.line, field="effect")
+    if not isinstance(comparison, dict):
+        raise InputError(f"decision {trigger.decision}: {trigger.file} holds no comparison "
+                         f"{effect['comparison']!r}; known: {', '.join(sorted(results.model.comparisons)) or '(none)'}"
+                         [:300], **where)
+    figures = {"comparison": effect["comparison"], "metric": effect["metric"], "minimum_effect": minimum,
+               "alpha": effect["alpha"], "power": effect["power"], "file": trigger.file}
+    row.power = figures
+    if comparison.get("measured") is False or not isinstance(comparison.get("metrics"), dict):
+        figures["reason"] = f"{effect['comparison']} was not measured"
+        return
+    stats = comparison["metrics"].get(effect["metric"])
+    if not isinstance(stats, dict):
+        raise InputError(f"decision {trigger.decision}: {effect['comparison']} has no metric {effect['metric']!r}",
+                         **where)
+    differences = results.model.paired_differences(comparison["row"], comparison["baseline"], effect["metric"])
+    detectable = default_memo().remembered(
+        "decision power", sha256_text(repr((differences, minimum, effect["alpha"], effect["power"]))),
+        lambda: _detectable(differences, minimum, effect["alpha"], effect["power"]))
+    smallest = detectable.get("minimum_detectable_effect")
+    figures.update(queries=detectable["queries"], minimum_detectable_effect=smallest,
+                   queries_needed=detectable["queries_needed"])
+    if smallest is None:
+        figures["reason"] = detectable.get("why") or "the differences do not vary"
+        return
+    told_apart = isinstance(stats.get("p_value"), (int, float)) and stats["p_value"] < effect["alpha"]
+    if row.state == DOES_NOT_FIRE and not told_apart and smallest > minimum:
+        needed = figures["queries_needed"]
+        row.state = UNDECIDED
+        row.reason = (f"cannot be decided with {detectable['queries']} queries: at power {effect['power']:g} they "
+                      f"detect a change of {smallest:.3g} or more, and {trigger.decision} needs {minimum:g}; "
+                      + (f"about {needed} queries needed" if needed else "more queries than can be counted needed"))
 
 
 def _is_number_or_bool(value: Any) -> bool:

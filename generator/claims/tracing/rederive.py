@@ -42,10 +42,10 @@ from generator.results import Results, seal_problem
 from generator.results.builders import (RowRun, all_pairs_block, ceiling_block, diagnosis_block,
                                         diagnosis_summary_block, draw_comparison, frontier_block, per_query_block,
                                         queries_without_candidates_block, reranked_top_ids, run_manifest_view,
-                                        sample_comparison_blocks, scores_of, table_block, timing_summary,
+                                        power_block, sample_comparison_blocks, scores_of, table_block, timing_summary,
                                         topic_diagnosis_entry)
 from generator.results.model import ResultsModel, comparison_name, sandbox_figures
-from generator.results.schema import (ALL_PAIRS, BLOCK_NAMES, CEILING, COMPARISONS, DIAGNOSIS, DIAGNOSIS_SUMMARY, FRONTIER, MANIFEST,
+from generator.results.schema import (ALL_PAIRS, BLOCK_NAMES, CEILING, POWER, COMPARISONS, DIAGNOSIS, DIAGNOSIS_SUMMARY, FRONTIER, MANIFEST,
                                       P95_RERANK, PARAMETERS, PER_QUERY, QUERIES, QUERIES_WITHOUT_CANDIDATES,
                                       RERANK_COSTS, SAME_CANDIDATES, TABLE)
 from generator.sandbox.pipeline import stage_boundary
@@ -369,6 +369,12 @@ class _Derivation:
         self._check_rerank_cost(query_ids, rankings)
         self._check_comparisons(query_ids, set(rankings))
         self._check_all_pairs(query_ids, set(rankings))
+        if POWER.name in self.data:
+            method = _uncertainty_method(self.manifest)
+            if method is None:
+                raise Mismatch("power holds figures, but manifest.uncertainty records no seed to simulate them with")
+            _expect(POWER.name, self.data[POWER.name],
+                    power_block(self.per_query, query_ids, self.model.comparisons, seed=int(method["seed"])))
         self._check_ceiling(query_ids, metrics, rankings, judgements)
         self._check_frontier(query_ids, rankings, judgements)
         self._check_diagnosis(query_ids, rankings, judgements)

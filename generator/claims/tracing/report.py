@@ -124,13 +124,30 @@ def decision_lines(report: CheckReport) -> list[str]:
         # An undecided trigger has no outcome of its own to name ("cannot be decided" twice).
         outcome = f": {row.outcome}" if row.outcome != row.state else ""
         lines.append(f"Decision {row.trigger.decision}: trigger {row.state}{outcome} "
-                     f"(when {row.trigger.predicate.source}; {read})")
+                     f"(when {row.trigger.predicate.source}; {read})" + _power_text(row))
     for row in report.decisions:
         for change in row.post_hoc:
             acknowledged = "acknowledged" if change.decision_acknowledged else "NOT acknowledged"
             lines.append(f"Decision {row.trigger.decision} is post hoc: {rule_change_text(change)}; {acknowledged}, "
                          f"reason: {change.entry.reason or 'none given'}")
     return lines
+
+
+def _power_text(row: Any) -> str:
+    """What the sample can detect, when the rule states the effect it needs; why it cannot be
+    decided, when that is the reason."""
+    power = row.power
+    text = ""
+    if power and power.get("minimum_detectable_effect") is not None:
+        needed = power.get("queries_needed")
+        text = (f"; {power['queries']} queries detect {power['minimum_detectable_effect']:.3g} or more at power "
+                f"{power['power']:g} (alpha {power['alpha']:g}), the effect {power['minimum_effect']:g} needs "
+                + (f"about {needed:,} queries" if needed else "more queries than can be counted"))
+    elif power:
+        text = f"; sample size not weighed: {power.get('reason')}"
+    if row.reason and row.reason.startswith("cannot be decided with"):
+        text += f"; {row.reason}"
+    return text
 
 
 def rule_change_text(change: Any) -> str:
