@@ -35,6 +35,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.characters import describe, hidden_character
 from generator.claims.record.freeze import freeze_project
 from generator.core.rows import ROW_NAME, name_kind_problem
 from generator.core.runfiles import run_file_lines
@@ -575,6 +576,9 @@ def _team_run(run: Path, name: str | None) -> tuple[str, str, bytes]:
                          field="--run")
     option = "--run" if name is None else "--run-name"
     name = (run.stem if name is None else name).strip()
+    if hidden := hidden_character(name):
+        raise InputError(f"the row name holds the invisible, private-use or control character {describe(hidden)}: "
+                         "remove it (a reader would not see it); name the row with --run-name", field=option)
     if not ROW_NAME.fullmatch(name):
         raise InputError(f"the row name {name[:60]!r} is not a short identifier (letters, digits, _ + -): "
                          f"name the row with --run-name", field=option)

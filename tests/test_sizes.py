@@ -86,3 +86,28 @@ def test_many_small_documents_are_read_one_record_at_a_time(tmp_path):
     # What the documents hold, plus the id index that finds a duplicate: no list of parsed records.
     assert peak < 1.6 * held, f"peak {peak / MiB:.1f} MiB for {held / MiB:.1f} MiB of documents"
     assert held / len(documents) < 250, f"{held / len(documents):.0f} bytes a document"
+
+
+@pytest.mark.parametrize("spec, refused", [(".3f", False), ("+40.3f", False), ("2000000000.3f", True),
+                                           (".41f", True), (",>1000000d", True), ("x" * 30, True)])
+def test_a_table_format_spec_is_bounded_before_it_is_tried(tmp_path, make_project, spec, refused):
+    """Issue 39: a width of 2e9 built a 1.9 GiB string on every check; it is refused, unbuilt."""
+    import yaml
+
+    from generator.project import load_project
+
+    root = make_project(tmp_path / "p")
+    config = yaml.safe_load((root / "readout.yaml").read_text(encoding="utf-8"))
+    config["outputs"]["readout"]["table"]["columns"][0]["format"] = spec
+    (root / "readout.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    tracemalloc.start()
+    try:
+        if refused:
+            with pytest.raises(InputError, match="format"):
+                load_project(root)
+        else:
+            load_project(root)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 1024 * 1024

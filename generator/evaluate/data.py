@@ -11,7 +11,16 @@ What is read, strictly:
 - corpus.jsonl and queries.jsonl hold one JSON object per line (blank lines skipped) with string
   fields; JSON's own grammar only (`generator.results.strict_json`): `NaN`, `Infinity`, numbers
   of more than 100 digits and a nesting beyond the parser's recursion limit are refused.
-- qrels/test.tsv holds `query-id<TAB>corpus-id<TAB>score`, an optional header first. A score is
+- corpus.jsonl and queries.jsonl may be gzip-compressed instead (corpus.jsonl.gz, queries.jsonl.gz,
+  as some BEIR mirrors ship them), read as a stream with the same line bound; both forms of one
+  file in the folder is refused as ambiguous. The manifest's `inputs` name the file read, with the
+  sha256 of its bytes as stored.
+- a line ends with LF or CRLF; a file whose first line holds a CR and no LF (an old Mac file) is
+  read with CR line ends.
+- qrels/test.tsv holds `query-id<TAB>corpus-id<TAB>score`, an optional header first (the first
+  non-blank line). It may be in TREC form instead, `qid 0 docid rel` separated by whitespace with
+  no header: a first non-blank line of four fields whose second is `0` or `Q0` says so, every line
+  is then read that way, and the qrels' `inputs` entry says `"form": "trec"`. A score is
   ASCII digits with an optional sign (`+1` is read as 1, as BEIR's int() reads it), spaces around
   it allowed, at most MAX_SCORE_DIGITS digits. `1_0`, `1.0`, `1e0` and digits of other scripts
   (`١`) are refused: Python's int() reads `1_0` as 10 and `١` as 1, and a grade is not
@@ -30,12 +39,15 @@ What is read, strictly:
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 import re
+import unicodedata
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from generator.errors import InputError
 from generator.core.ids import id_problem
@@ -47,6 +59,16 @@ CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"
 QRELS_FILE = "qrels/test.tsv"
 INPUT_FILES = (CORPUS_FILE, QUERIES_FILE, QRELS_FILE)
+# corpus.jsonl and queries.jsonl may be stored gzip-compressed under this suffix.
+GZIP_SUFFIX = ".gz"
+COMPRESSIBLE_FILES = (CORPUS_FILE, QUERIES_FILE)
+# Names a TREC qrels file goes by; read only as qrels/test.tsv (the refusal says to rename it).
+OTHER_QRELS_NAMES = ("qrels/test.txt", "qrels/test.qrels")
+# The qrels forms: BEIR's TSV (no `form` in the manifest entry) and TREC's `qid 0 docid rel`.
+QRELS_BEIR = "beir"
+QRELS_TREC = "trec"
+_TREC_ITERATION = ("0", "Q0")
+_QRELS_HEADER = ("query-id", "query_id", "qid")
 
 # SHA-256 of the public BEIR SciFact files (BEIR's scifact.zip); a run is a reproduction of the
 # published readout only when its inputs hash to these.
@@ -68,6 +90,9 @@ _BOM = b"\xef\xbb\xbf"
 # hundred kilobytes; a line of more than 16 MiB is a file without newlines or not a corpus at all,
 # and reading it whole (then decoding and parsing it: three copies) is what must not happen.
 MAX_LINE_BYTES = 16 * 1024 * 1024
+# Read size while splitting a CR-only file into lines.
+_CHUNK_BYTES = 1024 * 1024
+_LINE_END = re.compile(rb"\r\n|\r|\n")
 
 # Short enough that the error line, with a long dataset path before it, stays within the CLI's
 # 300-character line.
@@ -129,6 +154,10 @@ class Dataset:
     def test_query_ids(self) -> list[str]:
         return self.qrels.query_ids_in_file_order()
 
+    def queries_without_text(self, query_ids: Iterable[str]) -> list[str]:
+        """Those of `query_ids` whose text is empty or only whitespace, in the order given."""
+        return [query for query in query_ids if not self.queries.get(query, "").strip()]
+
     def select_queries(self, query_set: str, *, size: int = SAMPLE_QUERY_COUNT, order: str = "qrels",
                        seed: int = 0) -> list[str]:
         """'all' is every test query, in qrels-file order. 'sample' is `size` of them: the first in
@@ -162,34 +191,91 @@ class Dataset:
         return {"of": CUSTOM_DATASET, "is_reproduction": False, "differing_inputs": []}
 
 
+def _too_long(path: Path, line_number: int) -> InputError:
+    return InputError(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB ({MAX_LINE_BYTES:,} bytes), "
+                      "the most one line may hold", path=str(path), line=line_number)
+
+
+def _open_binary(path: Path):
+    """The file's bytes as stored, or decompressed for a name ending in .gz (read as a stream)."""
+    return gzip.open(path, "rb") if path.name.endswith(GZIP_SUFFIX) else open(path, "rb")
+
+
+def _raw_lines(handle: Any, path: Path) -> Iterator[tuple[int, bytes]]:
+    """(offset of the line in the bytes read, the line's bytes) for each line, at most
+    MAX_LINE_BYTES of them held: lines end with LF (a CR before it is left to the reader), or,
+    when the first line holds a CR and no LF (an old Mac file), with CR, CRLF or LF."""
+    first = handle.readline(MAX_LINE_BYTES + 1)
+    if first.endswith(b"\n") or b"\r" not in first:
+        offset, line_number, raw = 0, 0, first
+        while raw:
+            line_number += 1
+            if len(raw) - (1 if raw.endswith(b"\n") else 0) > MAX_LINE_BYTES:
+                raise _too_long(path, line_number)
+            yield offset, raw
+            offset += len(raw)
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+        return
+    buffer, start, dropped, line_number, ended = bytearray(first), 0, 0, 0, False
+    while True:
+        match = _LINE_END.search(buffer, start)
+        # A CR last in the buffer may be the first half of a CRLF: read on before deciding.
+        if match is not None and (ended or match.end() < len(buffer) or match.group() != b"\r"):
+            line_number += 1
+            if match.start() - start > MAX_LINE_BYTES:
+                raise _too_long(path, line_number)
+            yield dropped + start, bytes(buffer[start:match.start()])
+            start = match.end()
+            continue
+        if len(buffer) - start > MAX_LINE_BYTES:
+            raise _too_long(path, line_number + 1)
+        if ended:
+            if start < len(buffer):
+                yield dropped + start, bytes(buffer[start:])
+            return
+        del buffer[:start]
+        dropped, start = dropped + start, 0
+        chunk = handle.read(_CHUNK_BYTES)
+        if chunk:
+            buffer += chunk
+        else:
+            ended = True
+
+
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each line of a UTF-8 file, a leading byte order mark dropped.
+    """(line number, text) of each line of a UTF-8 file (gzip-compressed for a name ending in
+    .gz), a leading byte order mark dropped.
 
     Decoded line by line, so a bad byte is reported with its line and its byte offset in the file
     and a large corpus is never held twice; a line longer than MAX_LINE_BYTES is refused once that
     many bytes of it are read.
     """
-    offset = 0
+    compressed = path.name.endswith(GZIP_SUFFIX)
+    line_number = 0
     try:
-        with open(path, "rb") as handle:
-            line_number = 0
-            while raw := handle.readline(MAX_LINE_BYTES + 1):
+        with _open_binary(path) as handle:
+            for offset, raw in _raw_lines(handle, path):
                 line_number += 1
-                if len(raw) - (1 if raw.endswith(b"\n") else 0) > MAX_LINE_BYTES:
-                    raise InputError(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB "
-                                     f"({MAX_LINE_BYTES:,} bytes), the most one line may hold",
-                                     path=str(path), line=line_number)
-                start = 0
-                if line_number == 1 and raw.startswith(_BOM):
-                    start = len(_BOM)
+                start = len(_BOM) if line_number == 1 and raw.startswith(_BOM) else 0
                 try:
                     text = raw[start:].decode("utf-8")
                 except UnicodeDecodeError as error:
-                    raise InputError(f"not UTF-8 text (byte {offset + start + error.start:,} of the file, "
+                    where = "decompressed file" if compressed else "file"
+                    raise InputError(f"not UTF-8 text (byte {offset + start + error.start:,} of the {where}, "
                                      f"0x{raw[start + error.start]:02x})", path=str(path),
                                      line=line_number) from None
-                offset += len(raw)
                 yield line_number, text
+    except gzip.BadGzipFile as error:
+        if line_number == 0 and str(error).startswith("Not a gzipped file"):
+            raise InputError("not a gzip file, though its name ends in .gz", path=str(path)) from None
+        raise InputError(f"corrupt gzip data after {line_number:,} lines ({clip(str(error), 80)})",
+                         path=str(path)) from None
+    except EOFError:
+        raise InputError(f"the gzip data ends early, after {line_number:,} lines (a cut-off download?)",
+                         path=str(path)) from None
+    except zlib.error as error:
+        raise InputError(f"corrupt gzip data after {line_number:,} lines ({clip(str(error), 80)})",
+                         path=str(path)) from None
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror or error}", path=str(path)) from None
 
@@ -253,13 +339,13 @@ def _lenient_int(text: str) -> bool:
         return False
 
 
-def _score(raw: str, path: Path, line_number: int) -> int:
+def _score(raw: str, path: Path, line_number: int, *, first_row: bool = False) -> int:
     match = _SCORE.fullmatch(raw)
     if match is None:
         shown = raw.strip()
         # Say why when Python's int() would have read it (`1_0` as 10, `١` as 1).
         hint = " (ASCII digits only, with an optional sign)" if _lenient_int(shown[:50]) else ""
-        if line_number == 1 and shown.lower() == "score":
+        if first_row and shown.lower() == "score":
             hint = " (a header line starts with query-id)"
         raise InputError(f"not an integer: {excerpt(shown)}{hint}", path=str(path), line=line_number,
                          field="score")
@@ -270,28 +356,110 @@ def _score(raw: str, path: Path, line_number: int) -> int:
     return int(match.group(1))
 
 
+def _is_trec_row(line: str) -> bool:
+    fields = line.split()
+    return len(fields) == 4 and fields[1] in _TREC_ITERATION
+
+
+def qrels_form(path: Path) -> str:
+    """QRELS_TREC when the first non-blank line is `qid 0 docid rel` (four whitespace-separated
+    fields, the second `0` or `Q0`), else QRELS_BEIR (BEIR's TSV, a header allowed)."""
+    for _, line in _lines(path):
+        if line.strip():
+            return QRELS_TREC if _is_trec_row(line) else QRELS_BEIR
+    return QRELS_BEIR
+
+
+def _form_or_beir(path: Path) -> str:
+    """qrels_form, or QRELS_BEIR for a file whose first line cannot be read (hashing a broken
+    file still says it changed; reading it is where it is refused)."""
+    try:
+        return qrels_form(path)
+    except InputError:
+        return QRELS_BEIR
+
+
+def _code_points(text: str, limit: int = 6) -> str:
+    shown = " ".join(f"U+{ord(char):04X}" for char in text[:limit])
+    return shown + (" ..." if len(text) > limit else "") if text else "nothing"
+
+
+def _look_alike(value: str, known: Iterable[str]) -> tuple[str, str] | None:
+    """(the known id that is `value` in another Unicode form, how it differs), or None.
+
+    NFC first (the same text composed or decomposed: é as U+00E9 or as e + U+0301), then NFKC
+    (compatibility forms: a fullwidth ｄ, a ligature ﬁ). Only on the way to a refusal, so the
+    index over the known ids is built then and never on a good file."""
+    for form, why in (("NFC", "the same text in another Unicode normalisation"),
+                      ("NFKC", "the same letters in a Unicode compatibility form")):
+        target = unicodedata.normalize(form, value)
+        match = next((other for other in known if other != value and unicodedata.normalize(form, other) == target),
+                     None)
+        if match is not None:
+            return match, why
+    return None
+
+
+def _unknown(kind: str, value: str, known: Iterable[str], file_name: str) -> str:
+    """`unknown document 'x' (not in corpus.jsonl)`, and when the file holds the same id in
+    another Unicode form, which one and the code points that differ."""
+    message = f"unknown {kind} {excerpt(value, 40)} (not in {file_name})"
+    found = _look_alike(value, known)
+    if found is None:
+        return message
+    other, why = found
+    prefix = 0
+    while prefix < min(len(value), len(other)) and value[prefix] == other[prefix]:
+        prefix += 1
+    suffix = 0
+    while (suffix < len(value) - prefix and suffix < len(other) - prefix
+           and value[len(value) - 1 - suffix] == other[len(other) - 1 - suffix]):
+        suffix += 1
+    return (f"{message}, but {excerpt(other, 40)} is: {why} (the qrels write "
+            f"{_code_points(value[prefix:len(value) - suffix])} where {file_name} has "
+            f"{_code_points(other[prefix:len(other) - suffix])})")
+
+
 def load_qrels(path: Path, known_queries: dict[str, str] | None = None,
-               known_documents: set[str] | None = None) -> Qrels:
+               known_documents: set[str] | None = None, *, queries_name: str = QUERIES_FILE,
+               corpus_name: str = CORPUS_FILE) -> Qrels:
+    """BEIR's TSV (`query-id<TAB>corpus-id<TAB>score`, a header first allowed) or TREC's
+    `qid 0 docid rel` (whitespace-separated, no header), told apart by the first non-blank line."""
     scores: dict[str, dict[str, int]] = {}
     rows = 0
+    form: str | None = None
     for line_number, line in _lines(path):
         stripped = line.rstrip("\n").rstrip("\r")
         if not stripped.strip():
             continue
-        columns = stripped.split("\t")
-        if line_number == 1 and columns[0].strip().lower() in ("query-id", "query_id", "qid"):
-            continue
-        if len(columns) != 3:
-            raise InputError(f"expected 3 tab-separated columns (query-id, corpus-id, score), "
-                             f"found {len(columns)}", path=str(path), line=line_number)
+        first_row = form is None
+        if form is None:
+            form = QRELS_TREC if _is_trec_row(stripped) else QRELS_BEIR
+            if form == QRELS_BEIR and stripped.split("\t")[0].strip().lower() in _QRELS_HEADER:
+                continue
+        if form == QRELS_TREC:
+            fields = stripped.split()
+            if len(fields) != 4:
+                raise InputError(f"expected 4 whitespace-separated fields (query-id 0 corpus-id score), as "
+                                 f"the first line of this TREC-form qrels, found {len(fields)}", path=str(path),
+                                 line=line_number)
+            if fields[1] not in _TREC_ITERATION:
+                raise InputError(f"expected 0 or Q0 (TREC's unused iteration column), found {excerpt(fields[1])}",
+                                 path=str(path), line=line_number, field="iteration")
+            columns = [fields[0], fields[2], fields[3]]
+        else:
+            columns = stripped.split("\t")
+            if len(columns) != 3:
+                raise InputError(f"expected 3 tab-separated columns (query-id, corpus-id, score), "
+                                 f"found {len(columns)}", path=str(path), line=line_number)
         query_id = _check_id(columns[0].strip(), path, line_number, "query-id")
         doc_id = _check_id(columns[1].strip(), path, line_number, "corpus-id")
-        score = _score(columns[2], path, line_number)
+        score = _score(columns[2], path, line_number, first_row=first_row)
         if known_queries is not None and query_id not in known_queries:
-            raise InputError(f"unknown query {excerpt(query_id)} (not in queries.jsonl)", path=str(path),
+            raise InputError(_unknown("query", query_id, known_queries, queries_name), path=str(path),
                              line=line_number, field="query-id")
         if known_documents is not None and doc_id not in known_documents:
-            raise InputError(f"unknown document {excerpt(doc_id)} (not in corpus.jsonl)", path=str(path),
+            raise InputError(_unknown("document", doc_id, known_documents, corpus_name), path=str(path),
                              line=line_number, field="corpus-id")
         judged = scores.setdefault(query_id, {})
         if doc_id in judged:
@@ -304,9 +472,38 @@ def load_qrels(path: Path, known_queries: dict[str, str] | None = None,
     return Qrels(scores=scores)
 
 
+def input_files(root: Path) -> dict[str, str]:
+    """Which file is read for each of INPUT_FILES: the name itself, or for corpus.jsonl and
+    queries.jsonl the .gz beside it when only that is there. Refused: a missing file, and a plain
+    and a compressed form of one file side by side (which one the run read would be a guess)."""
+    chosen: dict[str, str] = {}
+    for name in INPUT_FILES:
+        plain = (root / name).is_file()
+        packed = name in COMPRESSIBLE_FILES and (root / (name + GZIP_SUFFIX)).is_file()
+        if plain and packed:
+            raise InputError(f"both {name} and {name}{GZIP_SUFFIX} are here; keep one (remove or move the other) "
+                             "so that what a run read is known", path=str(root))
+        if not plain and not packed:
+            other = next((o for o in OTHER_QRELS_NAMES if (root / o).is_file()), None) if name == QRELS_FILE else None
+            if other is not None:
+                raise InputError(f"missing {name}; {other} is here: rename it to {name} "
+                                 "(BEIR's TSV and TREC's `qid 0 docid rel` are both read there)", path=str(root))
+            raise InputError(f"missing {name}; {missing_data_hint(root)}", path=str(root))
+        chosen[name] = name if plain else name + GZIP_SUFFIX
+    return chosen
+
+
 def hash_inputs(root: Path) -> dict[str, dict[str, object]]:
-    return {name: {"sha256": sha256_file(root / name), "bytes": (root / name).stat().st_size}
-            for name in INPUT_FILES}
+    """The manifest's `inputs`: each file read, under its own name (corpus.jsonl.gz when that is
+    what was read), with the sha256 and size of its bytes as stored; a TREC-form qrels says so
+    with `"form": "trec"` (no `form`: BEIR's TSV)."""
+    hashes: dict[str, dict[str, object]] = {}
+    for name, stored in input_files(root).items():
+        entry: dict[str, object] = {"sha256": sha256_file(root / stored), "bytes": (root / stored).stat().st_size}
+        if name == QRELS_FILE and _form_or_beir(root / stored) == QRELS_TREC:
+            entry["form"] = QRELS_TREC
+        hashes[stored] = entry
+    return hashes
 
 
 def missing_data_hint(root: Path) -> str:
@@ -318,20 +515,20 @@ def missing_data_hint(root: Path) -> str:
             "readout.yaml names it, relative to readout.yaml; or pass --data DIR")
 
 
-def check_dataset_layout(root: Path) -> None:
+def check_dataset_layout(root: Path) -> dict[str, str]:
+    """The files to read (input_files), or the one-line refusal of a folder that is not there."""
     if not root.is_dir():
         raise InputError(f"dataset directory not found; {missing_data_hint(root)}", path=str(root))
-    for name in INPUT_FILES:
-        if not (root / name).is_file():
-            raise InputError(f"missing {name}; {missing_data_hint(root)}", path=str(root))
+    return input_files(root)
 
 
 def load_dataset(root: str | Path) -> Dataset:
     root = Path(root)
-    check_dataset_layout(root)
-    documents = load_corpus(root / CORPUS_FILE)
-    queries = load_queries(root / QUERIES_FILE)
-    qrels = load_qrels(root / QRELS_FILE, known_queries=queries,
-                       known_documents={document.doc_id for document in documents})
+    files = check_dataset_layout(root)
+    documents = load_corpus(root / files[CORPUS_FILE])
+    queries = load_queries(root / files[QUERIES_FILE])
+    qrels = load_qrels(root / files[QRELS_FILE], known_queries=queries,
+                       known_documents={document.doc_id for document in documents},
+                       queries_name=files[QUERIES_FILE], corpus_name=files[CORPUS_FILE])
     return Dataset(root=root, documents=documents, queries=queries, qrels=qrels,
                    input_hashes=hash_inputs(root))

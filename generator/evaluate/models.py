@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import sys
+import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -80,6 +83,41 @@ def _how_to_cache(name: str) -> str:
             f"or pass a local directory")
 
 
+REPLACED_MARK = ".replaced."
+STALE_STAGING_SECONDS = 2 * 3600
+
+
+def restore_interrupted_replace(model_dir: Path) -> str | None:
+    """What a `train-reranker --force` killed between moving the old model aside and renaming the
+    new one in leaves: no `NAME`, and the old model in `.NAME.replaced.*.tmp/NAME`. Put the old model
+    back when `NAME` is missing, and remove the asides and staging folders (`.NAME.*.tmp`) a killed
+    run left; returns a line saying what was restored, or None."""
+    parent, name = model_dir.parent, model_dir.name
+    if not parent.is_dir() or not name:
+        return None
+    asides = sorted(path for path in parent.glob(f".{name}{REPLACED_MARK}*.tmp")
+                    if path.is_dir() and not path.is_symlink())
+    restored = None
+    if not model_dir.exists() and not model_dir.is_symlink():
+        held = next((aside / name for aside in reversed(asides) if (aside / name).is_dir()), None)
+        if held is not None:
+            os.replace(held, model_dir)
+            restored = (f"{model_dir}: restored the previous model, which an interrupted `readout train-reranker "
+                        f"--force` had moved aside to {held.parent.name}")
+    # An emptied aside is a finished or restored replace's; a staging folder is left alone while a
+    # training run may still be writing it (one takes minutes: two hours is no longer running).
+    stale_before = time.time() - STALE_STAGING_SECONDS
+    if not model_dir.is_dir():
+        return restored
+    for leftover in sorted(set([*asides, *parent.glob(f".{name}.*.tmp")])):
+        if not leftover.is_dir() or leftover.is_symlink():
+            continue
+        # With NAME in place, an aside's model was replaced (the new one is NAME) or put back.
+        if leftover in asides or leftover.stat().st_mtime < stale_before:
+            shutil.rmtree(leftover, ignore_errors=True)
+    return restored
+
+
 def resolve_model(requested: str) -> ModelIdentity:
     """Find a model's files without loading it: alias, local directory, or Hugging Face cache."""
     if requested in ALIASES:
@@ -87,6 +125,9 @@ def resolve_model(requested: str) -> ModelIdentity:
         path = locate()
         return ModelIdentity(requested, name, "alias", str(path), None, weights_sha256(path))
     local = Path(requested).expanduser()
+    restored = restore_interrupted_replace(local)
+    if restored is not None:
+        print(f"warning: {restored}", file=sys.stderr)
     if local.is_dir():
         return ModelIdentity(requested, requested, "local path", str(local.resolve()), None,
                              weights_sha256(local))

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from generator import __version__
-from generator.errors import InputError, ModelUnavailableError
+from generator.errors import InputError, ModelUnavailableError, clip
 from generator.evaluate.cache import EmbeddingCache, RerankCache
 from generator.evaluate.cost import measure_rerank_cost
 from generator.evaluate.distributed import RayEngine
@@ -70,6 +70,8 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
     cache_dir = options.cache_dir or default_cache_dir()
     log(f"{len(dataset.documents)} documents, {len(query_ids)} queries ({options.query_set}); "
         f"cache {display_home_path(cache_dir)}")
+    if without_text := dataset.queries_without_text(query_ids):
+        log(empty_queries_warning(without_text))
 
     specs = options.row_specs()
     roles = roles_from_specs(specs)
@@ -110,6 +112,19 @@ def evaluate(options: EvaluationOptions, *, log: Callable[[str], None] = print,
         log(f"note: inputs differ from the published {identity['of']} files "
             f"({', '.join(identity['differing_inputs'])}): this run is not a reproduction of it")
     return Evaluation(results=results, rankings=runs.rankings, judgements=judgements, metrics=tuple(metrics))
+
+
+def empty_queries_warning(query_ids: Sequence[str], shown: int = 5) -> str:
+    """One line naming the evaluated queries that have no text and what the rows do with them."""
+    names = ", ".join(clip(query, 40) for query in query_ids[:shown])
+    if len(query_ids) > shown:
+        names += f", ... ({len(query_ids) - shown} more)"
+    if len(query_ids) == 1:
+        count, are, them = "1 test query has", "it is", "it"
+    else:
+        count, are, them = f"{len(query_ids)} test queries have", "they are", "them"
+    return (f"warning: {count} no text ({names}): {are} evaluated as {are}; a BM25 row ranks nothing for "
+            f"{them} (every metric 0) and a dense row ranks by the embedding of an empty text")
 
 
 def start_engine(options: EvaluationOptions, log: Callable[[str], None]) -> Any:
@@ -313,6 +328,8 @@ def _manifest(dataset: Dataset, identity: dict[str, Any], query_ids: Sequence[st
         "query_ids": list(query_ids),
         # BEIR reads a negative grade as not relevant; how many the qrels hold is said, not hidden.
         "negative_judgements": dataset.negative_judgements,
+        # Evaluated queries whose text is empty or whitespace (warned about when the run starts).
+        "queries_without_text": len(dataset.queries_without_text(query_ids)),
         "rows": [spec.parameters() for spec in specs],
         "models": _models_manifest(specs, models, runs.dense_outcomes, _corpus_sha256(dataset)),
         "caches": {**_dense_cache_manifest(runs.dense_outcomes), **_rerank_cache_manifest(models, runs)},

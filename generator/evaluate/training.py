@@ -41,7 +41,8 @@ from generator.fileio import atomic_write_json, display_path, sha256_file
 from generator.core.options import BM25_B, BM25_K1, BM25_METHOD, BM25_STOPWORDS, DEFAULT_SEED
 from generator.evaluate.data import CORPUS_FILE, QRELS_FILE, QUERIES_FILE, Document, load_corpus
 from generator.evaluate.environment import package_versions, thread_count
-from generator.evaluate.models import OFFLINE_MINILM_ALIAS, ModelIdentity, resolve_model, weights_sha256
+from generator.evaluate.models import (OFFLINE_MINILM_ALIAS, REPLACED_MARK, ModelIdentity, resolve_model,
+                                      restore_interrupted_replace, weights_sha256)
 from generator.evaluate.progress import Progress
 from generator.evaluate.progress import progress_line as shared_progress_line
 from generator.evaluate.retrieval import sparse_rankings
@@ -241,6 +242,9 @@ def train_reranker(corpus_path: Path, output: Path, recipe: TrainingRecipe, *, c
     with its training.json to `output` (renamed into place whole, or not at all)."""
     recipe = recipe.checked()
     output = Path(output)
+    restored = restore_interrupted_replace(output)
+    if restored is not None:
+        log(f"train-reranker: {restored}")
     check_output(output, force)
     require_training_packages()
     identity = resolve_model(recipe.base_model)
@@ -295,9 +299,16 @@ def _move_into_place(staging: Path, output: Path) -> None:
     if not output.exists():
         os.replace(staging, output)
         return
-    aside = Path(tempfile.mkdtemp(prefix=f".{output.name}.replaced.", suffix=".tmp", dir=output.parent))
+    aside = Path(tempfile.mkdtemp(prefix=f".{output.name}{REPLACED_MARK}", suffix=".tmp", dir=output.parent))
     os.replace(output, aside / output.name)
-    os.replace(staging, output)
+    try:
+        os.replace(staging, output)
+    except BaseException:
+        # Interrupted (or refused) between the two renames: the old model goes back. A SIGKILL
+        # here cannot run this; the next run or load restores it (restore_interrupted_replace).
+        os.replace(aside / output.name, output)
+        shutil.rmtree(aside, ignore_errors=True)
+        raise
     shutil.rmtree(aside, ignore_errors=True)
 
 

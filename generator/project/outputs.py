@@ -42,13 +42,13 @@ never sentences. Everything is validated when the project loads; an error names 
 
 from __future__ import annotations
 
+import re
 import unicodedata
-
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 from generator.core.options import RESULTS_NAME
-from generator.errors import InputError
+from generator.errors import InputError, clip
 from generator.results.schema import CANDIDATE_DEPTH, DOCUMENTS, QUERIES, QUERY_SET, TABLE
 from generator.wording import label_problem
 
@@ -68,6 +68,7 @@ SECTION_BLOCKS = ("table", *CHART_KINDS, "provenance", "claims_by_kind", "decisi
 HTML_ONLY_BLOCKS = ("since_baseline",)
 TABLE_KEYS = ("file", "rows", "name", "columns")
 COLUMN_KEYS = ("label", "key", "path", "format", "only", "otherwise", "interval")
+MAX_FORMAT_NUMBER = 40
 DEFAULT_PROVENANCE = (DOCUMENTS.name, QUERIES.name, QUERY_SET.name, CANDIDATE_DEPTH.name, "manifest.platform",
                       "manifest.threads", "manifest.started_at", "manifest.finished_at",
                       "manifest.reproduction.expected_hashes_match")
@@ -176,6 +177,12 @@ class _Reader:
 
     def format_spec(self, where: str, spec: Any) -> str:
         spec = self.string(where, spec)
+        # A width or precision of millions builds a string of that size each time a value is
+        # shown (and here, to try the spec): a table cell needs a few dozen characters at most.
+        numbers = [int(digits) for digits in re.findall(r"\d+", spec[:40])]
+        if len(spec) > 20 or any(number > MAX_FORMAT_NUMBER for number in numbers):
+            raise self.error(where, f"a format spec's width and precision are at most {MAX_FORMAT_NUMBER}, "
+                                    f"got {clip(spec, 40)!r} (for example .3f or +.3f)")
         try:
             format(0.5, spec)
         except (ValueError, TypeError):

@@ -384,3 +384,4 @@ def test_the_shared_flips_simulation_agrees_with_the_tools_own_test_within_simul
         assert abs(fast["simulated_power"] - slow["simulated_power"]) <= 3 * math.sqrt(2 * 0.8 * 0.2 / 400), n
         assert fast == simulated_power_shared_flips(d, mde, seed=0)
         assert simulated_power_shared_flips(d, 0.0, seed=0)["simulated_power"] <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 400)
+

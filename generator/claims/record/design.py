@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.claims.language.ledger import DesignSource
+from generator.characters import describe, hidden_character
 from generator.claims.evidence import Evidence
 from generator.memo import book, default_memo
 from generator.errors import InputError
@@ -537,4 +538,9 @@ def check_design_source(source: DesignSource, library: DesignLibrary, claim_id: 
                                    f"{len(quote.split()):,} words (more than {CLOSEST_MAX_WORDS}); {UNIT_HINT}")
     closest = document.closest(source.quote)
     hint = f'; closest (line {closest[0]}): "{closest[1]}"' if closest else "; the document is empty"
+    hidden = hidden_character(closest[1]) if closest else None
+    if hidden is not None:
+        # The closest line looks like the quote to a reader and is not: say what hides in it.
+        hint = (f"; the closest line ({closest[0]}) holds {describe(hidden)}, which a reader cannot see: delete it "
+                "from the document, then freeze the design again")
     return DesignCheck(failed, f"quote not found in {shown}{hint}")

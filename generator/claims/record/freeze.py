@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from generator.claims.record.design import design_files
+from generator.characters import describe, hidden_character
 from generator.claims.record.triggers import DesignRules, budget_read_by, effect_budget, read_design_rules
 from generator.errors import InputError
 from generator.fileio import atomic_write_json, display_path, reading, sha256_file, utf8_text
@@ -127,6 +128,9 @@ def _shape_problem(entry: Any) -> str | None:
         return "amended is {decision: [what moved]} and post_hoc a list of decisions"
     if entry["reason"] is not None and not isinstance(entry["reason"], str):
         return "reason is text or null"
+    if entry["reason"] is not None and (hidden := hidden_character(entry["reason"])):
+        return (f"reason holds the invisible, private-use or control character {describe(hidden)}: the readout "
+                "shows the reason, and a reader would not see it")
     return None
 
 
@@ -323,6 +327,10 @@ def _check_amendment(project: Project, results: Any, reason: str | None, post_ho
     shown = display_path(project.freeze_path)
     if reason is not None and (not reason.strip() or len(reason) > MAX_REASON_CHARS or "\n" in reason):
         raise InputError(f"--reason is one line of at most {MAX_REASON_CHARS} characters", path=shown,
+                         field="reason")
+    if reason is not None and (hidden := hidden_character(reason)):
+        raise InputError(f"--reason holds the invisible, private-use or control character {describe(hidden)}: "
+                         "remove it (the readout shows the reason, a reader would not see it)", path=shown,
                          field="reason")
     if results == NONE_YET:
         unknown = sorted(set(post_hoc))

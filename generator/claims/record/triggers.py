@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from generator.characters import describe, hidden_character
 from generator.claims.record.design import DesignDocument, design_files
 from generator.memo import default_memo
 from generator.claims.language.predicates import (UNKNOWN, Predicate, PredicateEvaluationError, PredicateSyntaxError,
@@ -326,9 +327,14 @@ def _read_trigger(content: str, line: int, heading: str | None, name: str, shown
     if heading is None or not re.match(rf"{re.escape(decision)}\b", heading):
         raise InputError(f"a trigger sits under its decision record's heading (## {decision}. ...); it is under "
                          f"{heading!r}"[:200], path=shown, line=line_of("decision"), field="decision")
+    if hidden := hidden_character(heading):
+        # The heading is the decision's title in the readout: what a reader sees, the checker reads.
+        raise InputError(f"the decision record's heading above this trigger holds the invisible, private-use or "
+                         f"control character {describe(hidden)}: remove it (a reader would not see it)",
+                         path=shown, line=line_of("decision"), field="heading")
     for key in ("fires", "otherwise"):
         if not isinstance(data[key], str) or (problem := label_problem(data[key], verdict=True)):
-            raise InputError(f"the decision in a few plain words: it {problem or 'is not text'}", path=shown,
+            raise InputError(f"the decision in a few plain words: {problem or 'it is not text'}", path=shown,
                              line=line_of(key), field=key)
     if data["fires"].strip().lower() == data["otherwise"].strip().lower():
         raise InputError("fires and otherwise say the same: the trigger would decide nothing", path=shown,
