@@ -197,7 +197,8 @@ def _engine_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where corpus encoding and reranking run: this process (default) or Ray Data workers "
                              "(pip install 'traced-readout[ray]'); the figures are the same")
     parser.add_argument("--ray-address", default=None, metavar="ADDRESS",
-                        help="with --engine ray: the cluster to join (e.g. auto, or ray://head:10001); "
+                        help="with --engine ray: the cluster to join (auto on a node of it, or the head's HOST:6379; "
+                             "not a ray:// Ray Client address, through which Ray Data does not run); "
                              "default: start a local one on this machine")
     parser.add_argument("--workers", type=int, default=None,
                         help="with --engine ray: workers, one model each (default: a local cluster's CPUs, "
@@ -362,7 +363,7 @@ def _configure_train_reranker(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_train_reranker(args: argparse.Namespace) -> int:
-    from generator.evaluate.data import CORPUS_FILE
+    from generator.evaluate.data import CORPUS_FILE, check_dataset_layout, input_file
     from generator.evaluate.progress import format_duration
     from generator.evaluate.training import TrainingRecipe, corpus_label, default_output_dir, train_reranker
     from generator.project import load_project
@@ -381,7 +382,9 @@ def _run_train_reranker(args: argparse.Namespace) -> int:
                             negatives_per_title=args.negatives, seed=args.seed)
     label = corpus_label(data, source)
     output = args.output or default_output_dir(root, label)
-    outcome = train_reranker(data / CORPUS_FILE, output, recipe, corpus_name=label, force=args.force,
+    if not data.is_dir():
+        check_dataset_layout(data)   # the one-line refusal of a folder that is not there
+    outcome = train_reranker(data / input_file(data, CORPUS_FILE), output, recipe, corpus_name=label, force=args.force,
                              log=lambda message: print(message, file=sys.stderr), tty=sys.stderr.isatty())
     record = outcome.record
     negatives = record["recipe"]["negatives"]

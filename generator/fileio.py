@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import stat
 from contextlib import contextmanager, nullcontext
 from functools import lru_cache
@@ -74,7 +75,7 @@ def link_inside_project(target: str | os.PathLike) -> Path | None:
     return None
 
 
-def _written_file_error(error: OSError, target: Path) -> OSError:
+def error_naming_file(error: OSError, target: Path) -> OSError:
     """The same OSError naming the file being written: a full disk or a quota says which output
     it stopped (the bare write() error names no file)."""
     if error.filename is None and error.errno is not None:
@@ -82,7 +83,56 @@ def _written_file_error(error: OSError, target: Path) -> OSError:
     return error
 
 
-def _write_temporary(target: Path, data: bytes) -> str:
+class Temporary:
+    """A temporary file (or staging directory) and the open descriptor whose lock says its writer
+    is alive. The lock is flock's, so the kernel drops it with the process however it ends: a
+    temporary nobody holds locked was left by a killed writer, and `remove_stale_temporaries` takes
+    it away while a live writer's, in this or another process, is never touched."""
+
+    def __init__(self, name: str, held: int | None):
+        self.name = name
+        self._held = held
+
+    def release(self) -> None:
+        if self._held is not None:
+            os.close(self._held)
+            self._held = None
+
+
+def _hold(fd: int) -> int | None:
+    """A descriptor of `fd`'s file holding its writer's lock, or None where flock is not supported
+    (some network file systems: a sweep there cannot lock either, so it removes nothing)."""
+    import fcntl
+
+    held = os.dup(fd)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+    except OSError:
+        os.close(held)
+        return None
+    return held
+
+
+def held_temporary_directory(directory: Path, prefix: str) -> Temporary:
+    """A new staging directory `<prefix>XXXXXXXX.tmp` in `directory`, held like a temporary file."""
+    import tempfile
+
+    while True:
+        name = tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=directory)
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            held = _hold(fd)
+            alive = os.path.isdir(name) and os.stat(name).st_ino == os.fstat(fd).st_ino
+        finally:
+            os.close(fd)
+        if alive:
+            return Temporary(name, held)
+        # A sweep took it in the instant between its creation and the lock: make another.
+        if held is not None:
+            os.close(held)
+
+
+def _write_temporary(target: Path, data: bytes) -> Temporary:
     import tempfile   # here, not at the top: a check writes nothing and need not load it
 
     link = link_inside_project(target)
@@ -90,30 +140,45 @@ def _write_temporary(target: Path, data: bytes) -> str:
         raise InputError(LINK_IN_PROJECT, path=display_path(link))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        sweep_once(target.parent)
+        while True:
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            held = _hold(fd)
+            if os.fstat(fd).st_nlink:
+                break
+            # A sweep took it in the instant between its creation and the lock: make another.
+            os.close(fd)
+            if held is not None:
+                os.close(held)
     except OSError as error:
-        raise _written_file_error(error, target) from None
-    with _removed_on_failure(tmp_name, target):
+        raise error_naming_file(error, target) from None
+    temporary = Temporary(tmp_name, held)
+    with _removed_on_failure(temporary, target):
         # mkstemp creates 0600; outputs are ordinary files, so apply the usual umask instead.
         os.fchmod(fd, 0o666 & ~_current_umask())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-    return tmp_name
+    return temporary
 
 
 @contextmanager
-def _removed_on_failure(tmp_name: str, target: Path) -> Iterator[None]:
+def _removed_on_failure(temporary: Temporary, target: Path) -> Iterator[None]:
     """The temporary file removed if the block fails; an OSError then names the file being written."""
     try:
         yield
     except OSError as error:
-        _unlink_quietly(tmp_name)
-        raise _written_file_error(error, target) from None
+        _discard(temporary)
+        raise error_naming_file(error, target) from None
     except BaseException:
-        _unlink_quietly(tmp_name)
+        _discard(temporary)
         raise
+
+
+def _discard(temporary: Temporary) -> None:
+    _unlink_quietly(temporary.name)
+    temporary.release()
 
 
 def _unlink_quietly(name: str | os.PathLike) -> None:
@@ -131,40 +196,98 @@ def staged_file(path: str | os.PathLike, *, commit_lock: Any = None,
     large to hold in memory is still written whole or not at all. `before_commit` runs just
     before the rename, both under `commit_lock` when one is given (a two-file entry's metadata)."""
     target = Path(path)
-    tmp_name = _write_temporary(target, b"")
-    with _removed_on_failure(tmp_name, target):
-        yield tmp_name
-        with open(tmp_name, "rb+") as handle:
+    temporary = _write_temporary(target, b"")
+    with _removed_on_failure(temporary, target):
+        yield temporary.name
+        with open(temporary.name, "rb+") as handle:
             os.fsync(handle.fileno())
         with commit_lock if commit_lock is not None else nullcontext():
             if before_commit is not None:
                 before_commit()
-            _replace(tmp_name, target)
+            _replace(temporary.name, target)
+    temporary.release()
+
+
+def reserve_space(path: str | os.PathLike) -> None:
+    """Allocate every block of a file that is already its full size (a sparse file, such as a new
+    memory map), so that a full disk is an OSError here, naming the file, and never a SIGBUS when a
+    page of the map is first written."""
+    with open(path, "rb+") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        try:
+            os.posix_fallocate(handle.fileno(), 0, size)
+        except OSError as error:
+            if error.errno in (errno.EOPNOTSUPP, errno.EINVAL):
+                return   # a file system without preallocation: nothing can be reserved ahead
+            raise
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     target = Path(path)
-    tmp_name = _write_temporary(target, data)
+    temporary = _write_temporary(target, data)
     try:
-        _replace(tmp_name, target)
+        _replace(temporary.name, target)
     except BaseException:
-        _unlink_quietly(tmp_name)
+        _discard(temporary)
         raise
+    temporary.release()
     return target
 
 
-def remove_stale_temporaries(directories: Iterable[Path]) -> list[Path]:
-    """Delete the temporary files a killed write left in these directories (one writer per
-    outputs/ at a time: a second writer's temporaries would be taken for stale ones)."""
+def remove_if_abandoned(path: Path, directories: bool) -> bool:
+    """Remove `path` if no writer holds it: its lock is taken first, so a live writer's is kept."""
+    import fcntl
+
+    flags = os.O_RDONLY | os.O_NOFOLLOW | (os.O_DIRECTORY if directories else 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False   # held by a live writer (or no locks here: then nothing is known)
+        if directories:
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            _unlink_quietly(path)
+        return True
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temporaries(directories: Iterable[Path], *, staging_directories: bool = False) -> list[Path]:
+    """Delete the temporaries killed writers left in these directories (`.<name>.XXXXXXXX.tmp`
+    files, and with `staging_directories` directories of that name too): each one that no live
+    writer holds (Temporary). Never follows a link; returns what it removed."""
     removed = []
     for directory in sorted(set(Path(d) for d in directories)):
-        if not directory.is_dir():
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
             continue
-        for path in sorted(directory.iterdir()):
-            if _TEMPORARY.match(path.name) and path.is_file() and not path.is_symlink():
-                _unlink_quietly(path)
-                removed.append(path)
+        for name in names:
+            path = directory / name
+            if not _TEMPORARY.match(name) or path.is_symlink():
+                continue
+            if path.is_file() or (staging_directories and path.is_dir()):
+                if remove_if_abandoned(path, directories=path.is_dir()):
+                    removed.append(path)
     return removed
+
+
+# The directories this process has swept: a write sweeps its directory once per process, so a
+# killed run's leftovers go at the next run's first write there, at the cost of one listing.
+_SWEPT: set[tuple[str, bool]] = set()
+
+
+def sweep_once(directory: Path, *, staging_directories: bool = False) -> None:
+    """remove_stale_temporaries on `directory`, the first time this process asks."""
+    key = (os.path.abspath(directory), staging_directories)
+    if key not in _SWEPT:
+        _SWEPT.add(key)
+        remove_stale_temporaries([directory], staging_directories=staging_directories)
 
 
 def write_set(files: Sequence[tuple[Path, bytes]]) -> list[Path]:
@@ -180,18 +303,21 @@ def write_set(files: Sequence[tuple[Path, bytes]]) -> list[Path]:
     if len(set(targets)) != len(targets):
         raise ValueError("a file set names one file twice")
     remove_stale_temporaries(target.parent for target in targets)
-    staged: list[tuple[str, Path]] = []
+    staged: list[Temporary] = []
     try:
         for target, (_, data) in zip(targets, files):
-            staged.append((_write_temporary(target, data), target))
-        for number, (tmp_name, target) in enumerate(staged):
-            _replace(tmp_name, target)
-            staged[number] = ("", target)
+            staged.append(_write_temporary(target, data))
+        for temporary, target in zip(staged, targets):
+            _replace(temporary.name, target)
+            temporary.name = ""
     except BaseException:
-        for tmp_name, _ in staged:
-            if tmp_name:
-                _unlink_quietly(tmp_name)
+        for temporary in staged:
+            if temporary.name:
+                _unlink_quietly(temporary.name)
         raise
+    finally:
+        for temporary in staged:
+            temporary.release()
     return targets
 
 
@@ -278,7 +404,14 @@ LINK_LOOP = "a symbolic link loop; remove or repoint the link"
 def default_cache_dir() -> Path:
     """Embeddings, rerank scores, cost timings and dataset exports: $READOUT_CACHE or ~/.cache/readout."""
     configured = os.environ.get("READOUT_CACHE")
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "readout"
+    if configured:
+        return Path(configured).expanduser()
+    try:
+        return Path.home() / ".cache" / "readout"
+    except (RuntimeError, KeyError):
+        # No HOME and no home directory for this user (a container's arbitrary uid).
+        raise InputError("no home directory to keep the cache in (HOME is not set and this user has none): "
+                         "set READOUT_CACHE to a writable directory, or HOME") from None
 
 
 def display_home_path(path: Path | str) -> str:

@@ -2,8 +2,8 @@
 under which a cache entry made of two files is written and read.
 
 Outputs are written as sets (generator.fileio.write_set), and a set's writer first removes the
-temporaries a killed run left beside its targets. A second writer in the same directory would take
-the first one's staged temporaries for such leftovers, delete them, and the two sets would mix. So
+temporaries a killed run left beside its targets (only those no live writer holds:
+generator.fileio.Temporary). Two writers of one directory would still mix their sets. So
 `evaluate`, `build`, `render` and `sandbox` hold `outputs_lock` on the directory they write for as
 long as they run, and a second one stops at once, before it evaluates, renders or writes anything,
 with one line naming the holder's pid (exit 2). Waiting instead would leave a second `build` idle for

@@ -44,7 +44,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 import generator
+from generator.errors import InputError
 from generator.fileio import default_cache_dir
+
+# What finding the default cache or key raises without a home directory (default_cache_dir says so
+# as an InputError; Path.home as the others).
+_NO_HOME = (RuntimeError, KeyError, OSError, InputError)
 
 MEMO_DIR = "memo"
 KEY_FILE = "memo-signing.key"
@@ -119,7 +124,7 @@ class Memo:
         try:
             cache_dir = cache_dir if cache_dir is not None else default_cache_dir()
             key_file = key_file if key_file is not None else default_key_file()
-        except (RuntimeError, KeyError, OSError):   # no home directory: no memos, only time lost
+        except _NO_HOME:   # no home directory: no memos, only time lost
             cache_dir = key_file = None
         self.directory = cache_dir / MEMO_DIR if cache_dir is not None else None
         self.key_file = key_file
@@ -237,7 +242,7 @@ def default_memo() -> Memo:
     changes, so that its key is read once per check rather than once per memo."""
     try:
         where: tuple[Path, Path] | None = (default_cache_dir(), default_key_file())
-    except (RuntimeError, KeyError, OSError):
+    except _NO_HOME:
         where = None
     if where not in _DEFAULT_MEMOS:
         _DEFAULT_MEMOS[where] = Memo(*where) if where is not None else Memo()

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Sequence
 
 import pytest
 import yaml
@@ -549,11 +550,27 @@ def run_python(*args: str, cwd: Path | None = None, timeout: float = 120,
     """`python ARGS` in a child process that imports this checkout's `generator` from any working
     directory, whether the package is installed, installed elsewhere, or not at all (the only way
     the tests start Python; tests/test_architecture.py holds them to it)."""
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=_python_environment(env), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _python_environment(env: dict | None) -> dict:
     base = dict(os.environ if env is None else env)
     base["PYTHONPATH"] = os.pathsep.join(part for part in (str(REPOSITORY_ROOT), base.get("PYTHONPATH")) if part)
     base.pop("READOUT_DEBUG", None)
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=base, capture_output=True, text=True,
-                          timeout=timeout)
+    return base
+
+
+def start_python(*args: str, cwd: Path | None = None, env: dict | None = None, under: Sequence[str] = (),
+                 **popen: Any) -> subprocess.Popen:
+    """`python ARGS` started as run_python starts it, without waiting for it (a test that signals
+    it or reads its output as it runs); `under` runs it under another command (`setpriv ...`)."""
+    return subprocess.Popen([*under, sys.executable, *args], cwd=cwd, env=_python_environment(env), **popen)
+
+
+def run_tool(*argv: str, timeout: float = 120, check: bool = False) -> subprocess.CompletedProcess:
+    """A system tool (mount, umount, chmod), never Python: start_python and run_python start that."""
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=check)
 
 
 def readout_on_path(directory: Path) -> dict:

@@ -9,7 +9,7 @@ block), `power` (the minimum detectable effect, queries needed, equivalence and 
 `all_pairs` (every pair of measured rows with Holm's correction), `diagnosis` (candidate
 miss or ordering problem), `headroom` (the oracle order of a row's own candidates), `frontier`
 (the frontier's specification and the ceiling of a depth's candidates), `runfiles` (TREC run and
-qrels files), `ids` (what a query or document id may hold), `rows` (the row specification and the
+qrels files), `textlines` (a dataset file's lines: plain or gzip, any line ends), `ids` (what a query or document id may hold), `rows` (the row specification and the
 roles rows play), `options` (what an evaluation is asked to do, every default), `data_source` (how
 readout.yaml names a dataset) and `selftest` (the scorer against the spec's fixtures). The kernel
 computes; the results file's blocks are assembled from it by generator.results.builders.

@@ -4,7 +4,8 @@ the functions that need them); the arithmetic it scores with is the kernel's (ge
 
 Modules: `data` (the validating BEIR loader), `irds` (datasets by ir_datasets identifier),
 `models` (resolving and loading models), `cache` (embeddings and rerank scores on disk),
-`sparse_index` (the BM25 index saved in the cache and searched memory-mapped), `encoding` (a
+`sparse_index` (the BM25 index saved in the cache and searched memory-mapped), `sparse_tokens`
+(the corpus tokenized for it a chunk at a time, packed), `encoding` (a
 corpus encoded in the encoder's own batches, so shards give the bits of one call),
 `retrieval` (the dense, sparse, fusion and rerank rows), `distributed` (encoding and reranking
 as Ray Data jobs writing the same cache entries), `candidates` (the pairs a reranker

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from generator.fileio import atomic_write_json, staged_file
+from generator.fileio import atomic_write_json, reserve_space, staged_file, sweep_once
 from generator.locks import entry_lock
 
 Warn = Callable[[str], None]
@@ -197,6 +197,8 @@ class EmbeddingCache:
              normalized: bool | None = None, warn: Warn | None = None) -> np.ndarray | None:
         """The verified matrix, or None: absent silently, failing verification with one `warn` line."""
         path = self._path(key)
+        if self.root.is_dir():
+            sweep_once(self.root)   # a killed encoding's temporary can be as large as the entry
         if not path.is_file():
             return None
         with entry_lock(self._lock_path(key)):
@@ -246,6 +248,8 @@ class EmbeddingCache:
         with staged_file(self._path(key), commit_lock=entry_lock(self._lock_path(key)),
                          before_commit=write_metadata) as staging:
             rows = np.lib.format.open_memmap(staging, mode="w+", dtype=EMBEDDING_DTYPE, shape=tuple(shape))
+            # The map is a sparse file: without its blocks reserved, a full disk is a SIGBUS mid-encoding.
+            reserve_space(staging)
             yield rows
             rows.flush()
             meta.update({**description, "key": key, "dtype": EMBEDDING_DTYPE_NAME, "shape": list(rows.shape),
@@ -297,6 +301,8 @@ class RerankCache:
     def load(self, key: str, *, query_id: str, candidates: Sequence[str], warn: Warn | None = None) -> dict | None:
         """The verified entry, or None: absent silently, failing verification with one `warn` line."""
         path = self._path(key)
+        if self.root.is_dir():
+            sweep_once(self.root)
         if not path.is_file():
             return None
         entry, reason = read_json_entry(path)

@@ -39,18 +39,18 @@ What is read, strictly:
 
 from __future__ import annotations
 
-import gzip
 import json
 import random
 import re
 import unicodedata
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from generator.errors import InputError
 from generator.core.ids import id_problem
+from generator.core.textlines import MAX_LINE_BYTES  # noqa: F401 - the loaders' bound, named here too
+from generator.core.textlines import GZIP_SUFFIX, lines as _lines
 from generator.core.options import SAMPLE_QUERY_COUNT
 from generator.fileio import sha256_file
 from generator.results import clip, excerpt, strict_json
@@ -60,7 +60,6 @@ QUERIES_FILE = "queries.jsonl"
 QRELS_FILE = "qrels/test.tsv"
 INPUT_FILES = (CORPUS_FILE, QUERIES_FILE, QRELS_FILE)
 # corpus.jsonl and queries.jsonl may be stored gzip-compressed under this suffix.
-GZIP_SUFFIX = ".gz"
 COMPRESSIBLE_FILES = (CORPUS_FILE, QUERIES_FILE)
 # Names a TREC qrels file goes by; read only as qrels/test.tsv (the refusal says to rename it).
 OTHER_QRELS_NAMES = ("qrels/test.txt", "qrels/test.qrels")
@@ -85,14 +84,6 @@ CUSTOM_DATASET = "custom dataset"
 # BEIR grades are small integers (SciFact: 1); nine digits leave room for any real grade scale.
 MAX_SCORE_DIGITS = 9
 _SCORE = re.compile(r" *([+-]?[0-9]+) *")
-_BOM = b"\xef\xbb\xbf"
-# The longest documents of real collections (a TREC news article, a whole web page) are a few
-# hundred kilobytes; a line of more than 16 MiB is a file without newlines or not a corpus at all,
-# and reading it whole (then decoding and parsing it: three copies) is what must not happen.
-MAX_LINE_BYTES = 16 * 1024 * 1024
-# Read size while splitting a CR-only file into lines.
-_CHUNK_BYTES = 1024 * 1024
-_LINE_END = re.compile(rb"\r\n|\r|\n")
 
 # Short enough that the error line, with a long dataset path before it, stays within the CLI's
 # 300-character line.
@@ -189,95 +180,6 @@ class Dataset:
             if len(differing) < len(published):
                 return {"of": name, "is_reproduction": not differing, "differing_inputs": differing}
         return {"of": CUSTOM_DATASET, "is_reproduction": False, "differing_inputs": []}
-
-
-def _too_long(path: Path, line_number: int) -> InputError:
-    return InputError(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB ({MAX_LINE_BYTES:,} bytes), "
-                      "the most one line may hold", path=str(path), line=line_number)
-
-
-def _open_binary(path: Path):
-    """The file's bytes as stored, or decompressed for a name ending in .gz (read as a stream)."""
-    return gzip.open(path, "rb") if path.name.endswith(GZIP_SUFFIX) else open(path, "rb")
-
-
-def _raw_lines(handle: Any, path: Path) -> Iterator[tuple[int, bytes]]:
-    """(offset of the line in the bytes read, the line's bytes) for each line, at most
-    MAX_LINE_BYTES of them held: lines end with LF (a CR before it is left to the reader), or,
-    when the first line holds a CR and no LF (an old Mac file), with CR, CRLF or LF."""
-    first = handle.readline(MAX_LINE_BYTES + 1)
-    if first.endswith(b"\n") or b"\r" not in first:
-        offset, line_number, raw = 0, 0, first
-        while raw:
-            line_number += 1
-            if len(raw) - (1 if raw.endswith(b"\n") else 0) > MAX_LINE_BYTES:
-                raise _too_long(path, line_number)
-            yield offset, raw
-            offset += len(raw)
-            raw = handle.readline(MAX_LINE_BYTES + 1)
-        return
-    buffer, start, dropped, line_number, ended = bytearray(first), 0, 0, 0, False
-    while True:
-        match = _LINE_END.search(buffer, start)
-        # A CR last in the buffer may be the first half of a CRLF: read on before deciding.
-        if match is not None and (ended or match.end() < len(buffer) or match.group() != b"\r"):
-            line_number += 1
-            if match.start() - start > MAX_LINE_BYTES:
-                raise _too_long(path, line_number)
-            yield dropped + start, bytes(buffer[start:match.start()])
-            start = match.end()
-            continue
-        if len(buffer) - start > MAX_LINE_BYTES:
-            raise _too_long(path, line_number + 1)
-        if ended:
-            if start < len(buffer):
-                yield dropped + start, bytes(buffer[start:])
-            return
-        del buffer[:start]
-        dropped, start = dropped + start, 0
-        chunk = handle.read(_CHUNK_BYTES)
-        if chunk:
-            buffer += chunk
-        else:
-            ended = True
-
-
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each line of a UTF-8 file (gzip-compressed for a name ending in
-    .gz), a leading byte order mark dropped.
-
-    Decoded line by line, so a bad byte is reported with its line and its byte offset in the file
-    and a large corpus is never held twice; a line longer than MAX_LINE_BYTES is refused once that
-    many bytes of it are read.
-    """
-    compressed = path.name.endswith(GZIP_SUFFIX)
-    line_number = 0
-    try:
-        with _open_binary(path) as handle:
-            for offset, raw in _raw_lines(handle, path):
-                line_number += 1
-                start = len(_BOM) if line_number == 1 and raw.startswith(_BOM) else 0
-                try:
-                    text = raw[start:].decode("utf-8")
-                except UnicodeDecodeError as error:
-                    where = "decompressed file" if compressed else "file"
-                    raise InputError(f"not UTF-8 text (byte {offset + start + error.start:,} of the {where}, "
-                                     f"0x{raw[start + error.start]:02x})", path=str(path),
-                                     line=line_number) from None
-                yield line_number, text
-    except gzip.BadGzipFile as error:
-        if line_number == 0 and str(error).startswith("Not a gzipped file"):
-            raise InputError("not a gzip file, though its name ends in .gz", path=str(path)) from None
-        raise InputError(f"corrupt gzip data after {line_number:,} lines ({clip(str(error), 80)})",
-                         path=str(path)) from None
-    except EOFError:
-        raise InputError(f"the gzip data ends early, after {line_number:,} lines (a cut-off download?)",
-                         path=str(path)) from None
-    except zlib.error as error:
-        raise InputError(f"corrupt gzip data after {line_number:,} lines ({clip(str(error), 80)})",
-                         path=str(path)) from None
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror or error}", path=str(path)) from None
 
 
 def _check_id(value: str, path: Path, line_number: int, field: str) -> str:
@@ -476,21 +378,23 @@ def input_files(root: Path) -> dict[str, str]:
     """Which file is read for each of INPUT_FILES: the name itself, or for corpus.jsonl and
     queries.jsonl the .gz beside it when only that is there. Refused: a missing file, and a plain
     and a compressed form of one file side by side (which one the run read would be a guess)."""
-    chosen: dict[str, str] = {}
-    for name in INPUT_FILES:
-        plain = (root / name).is_file()
-        packed = name in COMPRESSIBLE_FILES and (root / (name + GZIP_SUFFIX)).is_file()
-        if plain and packed:
-            raise InputError(f"both {name} and {name}{GZIP_SUFFIX} are here; keep one (remove or move the other) "
-                             "so that what a run read is known", path=str(root))
-        if not plain and not packed:
-            other = next((o for o in OTHER_QRELS_NAMES if (root / o).is_file()), None) if name == QRELS_FILE else None
-            if other is not None:
-                raise InputError(f"missing {name}; {other} is here: rename it to {name} "
-                                 "(BEIR's TSV and TREC's `qid 0 docid rel` are both read there)", path=str(root))
-            raise InputError(f"missing {name}; {missing_data_hint(root)}", path=str(root))
-        chosen[name] = name if plain else name + GZIP_SUFFIX
-    return chosen
+    return {name: input_file(root, name) for name in INPUT_FILES}
+
+
+def input_file(root: Path, name: str) -> str:
+    """The file read for `name` in the dataset folder `root` (input_files), by its stored name."""
+    plain = (root / name).is_file()
+    packed = name in COMPRESSIBLE_FILES and (root / (name + GZIP_SUFFIX)).is_file()
+    if plain and packed:
+        raise InputError(f"both {name} and {name}{GZIP_SUFFIX} are here; keep one (remove or move the other) "
+                         "so that what a run read is known", path=str(root))
+    if not plain and not packed:
+        other = next((o for o in OTHER_QRELS_NAMES if (root / o).is_file()), None) if name == QRELS_FILE else None
+        if other is not None:
+            raise InputError(f"missing {name}; {other} is here: rename it to {name} "
+                             "(BEIR's TSV and TREC's `qid 0 docid rel` are both read there)", path=str(root))
+        raise InputError(f"missing {name}; {missing_data_hint(root)}", path=str(root))
+    return name if plain else name + GZIP_SUFFIX
 
 
 def hash_inputs(root: Path) -> dict[str, dict[str, object]]:

@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
@@ -48,10 +49,83 @@ def _ray() -> Any:
     return ray
 
 
+@contextmanager
+def python_signal_handlers_kept() -> Iterator[None]:
+    """Ray's core worker installs its failure-signal handler for SIGTERM in the driver, which
+    prints a C++ stack dump where readout says "Terminated." (exit 143): the Python handler that
+    was in place before (generator.cli) is put back. Only the main thread can set one."""
+    import signal
+    import threading
+
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if previous is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, previous)
+
+
+# Ray Data's executor needs the driver to be a full Ray worker; through Ray Client (ray://) it
+# fails inside Ray (Ray 2.60: "'Worker' object has no attribute 'core_worker'").
+RAY_CLIENT_REFUSED = ("{address!r} is a Ray Client address, and Ray Data does not run through Ray Client: run "
+                      "readout on a node of the cluster with --ray-address auto, or give the head's GCS address "
+                      "(HOST:6379) from a machine every node can reach")
+
+# How long a cluster address may take to accept a connection before it counts as not there:
+# without this, ray.init waits for ever on an address where nothing listens.
+CONNECT_SECONDS = 10.0
+GCS_PORT = 6379
+
+
+def cluster_endpoint(address: str) -> tuple[str, int] | None:
+    """(host, port) a --ray-address names, or None for "auto" and "local" (Ray finds those itself)."""
+    text = address.strip()
+    if text.lower() in ("auto", "local"):
+        return None
+    scheme, _, rest = text.rpartition("://")
+    if scheme.lower() == "ray":
+        raise InputError(RAY_CLIENT_REFUSED.format(address=address), field="--ray-address")
+    if scheme:
+        raise InputError(f"--ray-address {address!r}: {scheme}:// is not an address Ray joins; use auto or "
+                         "HOST:PORT (the head's GCS)", field="--ray-address")
+    rest = rest.split("/", 1)[0]
+    if rest.startswith("["):   # [IPv6]:port
+        host, _, tail = rest[1:].partition("]")
+        port = tail[1:] if tail.startswith(":") else tail
+    else:
+        host, colon, port = rest.rpartition(":")
+        if not colon:
+            host, port = rest, ""
+    if not host:
+        raise InputError(f"--ray-address {address!r} names no host: use auto or HOST:PORT (the head's GCS)",
+                         field="--ray-address")
+    if port and not port.isdigit():
+        raise InputError(f"--ray-address {address!r}: the port {port!r} is not a number", field="--ray-address")
+    return host, int(port) if port else GCS_PORT
+
+
+def require_listening(address: str, seconds: float = CONNECT_SECONDS) -> None:
+    """Refuse, in one line and within `seconds`, an address where nothing accepts a connection."""
+    import socket
+
+    endpoint = cluster_endpoint(address)
+    if endpoint is None:
+        return
+    host, port = endpoint
+    try:
+        with socket.create_connection((host, port), timeout=seconds):
+            return
+    except OSError as error:
+        reason = (f"no answer within {seconds:g} s" if isinstance(error, TimeoutError)
+                  else (error.strerror or type(error).__name__).lower())
+    raise InputError(f"no Ray cluster answers at {host}:{port} ({reason}): start one there "
+                     "(`ray start --head`) or check the address", field="--ray-address")
+
+
 @dataclass
 class RayEngine:
     """A connection to a Ray cluster: `address` None starts a local one of `workers` CPUs here
-    (and stops it at `close`); an address ("auto", "ray://head:10001") joins an existing one."""
+    (and stops it at `close`); an address ("auto", "head:6379") joins an existing one."""
 
     address: str | None = None
     workers: int | None = None
@@ -71,10 +145,12 @@ class RayEngine:
             settings: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                         "logging_level": logging.ERROR}
             if self.address:
+                require_listening(self.address)
                 settings["address"] = self.address
             else:
                 settings["num_cpus"] = self.workers or os.cpu_count() or 1
-            ray.init(**settings)
+            with python_signal_handlers_kept():
+                ray.init(**settings)
             self._started_here = not self.address
         context = ray.data.DataContext.get_current()
         # Progress comes from the driver's own lines (generator.evaluate.progress), not Ray's bars.

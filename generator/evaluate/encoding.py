@@ -45,10 +45,44 @@ def shards(batches: Sequence[np.ndarray], batches_per_shard: int = BATCHES_PER_S
         yield list(batches[start:start + batches_per_shard])
 
 
+# A text longer than this many characters per token of max_seq_length is cut before it is tokenized
+# (bounded_text); a SciFact abstract (about 1,500 characters) is never touched.
+CHARACTERS_PER_TOKEN_BOUND = 32
+# Tokens beyond max_seq_length a cut prefix must still hold: the tokens next to the cut may differ
+# from the whole text's, and these are dropped by truncation either way.
+CUT_MARGIN_TOKENS = 16
+
+
+def bounded_text(model: Any, text: str) -> str:
+    """`text`, or a prefix of it that the model reads exactly as it reads the whole text.
+
+    The tokenizer splits on whitespace before it splits words, so the tokens of a prefix that ends
+    at whitespace are the whole text's first tokens; when the prefix holds more than max_seq_length
+    (plus a margin) of them, truncation keeps the same ones. Tokenizing a 1 MB document in full only
+    to keep its first 256 tokens held gigabytes (sixty of them peaked at 2.1 GiB). The prefix is
+    checked with the model's own tokenizer; if it is too short, a longer one is tried, up to the
+    whole text."""
+    limit = getattr(model, "max_seq_length", None)
+    tokenizer = getattr(model, "tokenizer", None)
+    if not isinstance(limit, int) or limit <= 0 or tokenizer is None:
+        return text
+    size = limit * CHARACTERS_PER_TOKEN_BOUND
+    while size < len(text):
+        cut = max(text.rfind(" ", 0, size), text.rfind("\n", 0, size))
+        if cut > 0:
+            prefix = text[:cut]
+            if len(tokenizer(prefix, add_special_tokens=False, verbose=False)["input_ids"]) >= limit + CUT_MARGIN_TOKENS:
+                return prefix
+        size *= 4
+    return text
+
+
 def encode_batch(model: Any, texts: Sequence[str]) -> np.ndarray:
-    """One batch's normalised float32 embeddings, encoded as one forward pass."""
-    return np.asarray(model.encode(list(texts), batch_size=max(len(texts), 1), normalize_embeddings=True,
-                                   convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
+    """One batch's normalised float32 embeddings, encoded as one forward pass (each text bounded:
+    `bounded_text`, which the model reads as the whole text)."""
+    return np.asarray(model.encode([bounded_text(model, text) for text in texts], batch_size=max(len(texts), 1),
+                                   normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False),
+                      dtype=np.float32)
 
 
 def encode_shard(model: Any, batch_texts: Sequence[Sequence[str]]) -> list[np.ndarray]:

@@ -11,13 +11,13 @@ import hashlib
 import os
 import shutil
 import sys
-import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from generator.errors import InputError, ModelUnavailableError
+from generator.fileio import remove_if_abandoned
 from generator.core.options import DEVICES, PRECISIONS
 
 OFFLINE_MINILM_ALIAS = "minilm-offline"
@@ -84,7 +84,6 @@ def _how_to_cache(name: str) -> str:
 
 
 REPLACED_MARK = ".replaced."
-STALE_STAGING_SECONDS = 2 * 3600
 
 
 def restore_interrupted_replace(model_dir: Path) -> str | None:
@@ -104,17 +103,18 @@ def restore_interrupted_replace(model_dir: Path) -> str | None:
             os.replace(held, model_dir)
             restored = (f"{model_dir}: restored the previous model, which an interrupted `readout train-reranker "
                         f"--force` had moved aside to {held.parent.name}")
-    # An emptied aside is a finished or restored replace's; a staging folder is left alone while a
-    # training run may still be writing it (one takes minutes: two hours is no longer running).
-    stale_before = time.time() - STALE_STAGING_SECONDS
+    # An emptied aside is a finished or restored replace's; a staging folder is left alone while the
+    # training run writing it holds it (generator.fileio.held_temporary_directory).
     if not model_dir.is_dir():
         return restored
     for leftover in sorted(set([*asides, *parent.glob(f".{name}.*.tmp")])):
         if not leftover.is_dir() or leftover.is_symlink():
             continue
         # With NAME in place, an aside's model was replaced (the new one is NAME) or put back.
-        if leftover in asides or leftover.stat().st_mtime < stale_before:
+        if leftover in asides:
             shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            remove_if_abandoned(leftover, directories=True)
     return restored
 
 

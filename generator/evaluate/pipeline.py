@@ -27,6 +27,7 @@ from generator.evaluate.environment import package_versions, thread_count
 from generator.core.data_source import identifier_of
 from generator.evaluate.irds import ensure_exported
 from generator.evaluate.data import Dataset, check_dataset_layout, hash_inputs, load_dataset
+from generator.results.model import corpus_input
 from generator.core.metrics import ROW_METRICS, Metric, metrics_from_names
 from generator.evaluate.models import resolve_device, resolve_model
 from generator.core.options import DEFAULT_PRECISION, RESULTS_FILE, EvaluationOptions
@@ -430,8 +431,8 @@ def trained_label(identity: Any, corpus_sha256: str | None) -> str | None:
 
 
 def _corpus_sha256(dataset: Dataset) -> str | None:
-    entry = dataset.input_hashes.get("corpus.jsonl") if isinstance(dataset.input_hashes, dict) else None
-    return entry.get("sha256") if isinstance(entry, dict) else None
+    recorded = corpus_input(dataset.input_hashes) if isinstance(dataset.input_hashes, dict) else None
+    return recorded[1].get("sha256") if recorded is not None else None
 
 
 def _rerank_cache_manifest(models: RowModels, runs: RowRuns) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from generator.core.fusion import min_max_fused_ranking, reciprocal_rank_fusion
 from generator.evaluate.models import ModelIdentity, apply_precision, load_bi_encoder, load_cross_encoder
 from generator.evaluate.encoding import encode_batch, encode_into
 from generator.evaluate.progress import Progress
+from generator.evaluate.sparse_tokens import tokenize_corpus
 from generator.evaluate.sparse_index import SparseIndexCache, sparse_index_key
 from generator.core.options import (BM25_B, BM25_K1, BM25_METHOD, BM25_STOPWORDS, DEFAULT_PRECISION,
                                     ENCODE_BATCH_SIZE, RERANK_BATCH_SIZE)
@@ -245,8 +246,8 @@ def sparse_rankings(documents: Sequence[Document], queries: Mapping[str, str], d
     if retriever is None:
         if log is not None:
             log(f"{row}: indexing with bm25s" + ("; saved afterwards" if cache_dir is not None else ""))
-        corpus_tokens = bm25s.tokenize([document.retrieval_text for document in documents],
-                                       stopwords=BM25_STOPWORDS, show_progress=False)
+        # Streamed and packed (generator.evaluate.sparse_tokens): the same index as bm25s.tokenize's.
+        corpus_tokens = tokenize_corpus((document.retrieval_text for document in documents), BM25_STOPWORDS)
         retriever = bm25s.BM25(method=BM25_METHOD, k1=k1, b=b)
         retriever.index(corpus_tokens, show_progress=False)
         del corpus_tokens

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
 from generator.evaluate.cache import content_key, read_json_entry, warning_line
-from generator.fileio import atomic_write_json, sha256_file
+from generator.fileio import atomic_write_json, error_naming_file, held_temporary_directory, sha256_file, sweep_once
 from generator.locks import entry_lock
 
 ENTRY_FILE = "entry.json"
@@ -39,6 +38,13 @@ class SparseIndexCache:
     def load(self, key: str, *, documents: int, warn: Callable[[str], None] | None = None) -> Any | None:
         """The memory-mapped bm25s.BM25 of `key`, or None: absent silently, unverified with a warning."""
         path = self._path(key)
+        if self.root.is_dir():
+            sweep_once(self.root, staging_directories=True)   # a killed build's staging directory
+        if path.is_symlink():
+            # Not an entry this cache wrote: never followed, replaced by the rebuild.
+            if warn is not None:
+                warn(warning_line("BM25 index", "is a symbolic link, not an entry this cache wrote", path, "rebuilding"))
+            return None
         if not path.is_dir():
             return None
         with entry_lock(self.root / f"{key}.lock"):
@@ -77,16 +83,24 @@ class SparseIndexCache:
     def store(self, key: str, retriever: Any) -> None:
         """Save `retriever` as the entry of `key` (whole, or not at all)."""
         self.root.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{key}.", suffix=".tmp", dir=self.root))
+        sweep_once(self.root, staging_directories=True)
+        held = held_temporary_directory(self.root, f".{key}.")
+        staging = Path(held.name)
         try:
             retriever.save(str(staging), show_progress=False)
             files = {name: sha256_file(staging / name) for name in sorted(os.listdir(staging))}
             atomic_write_json(staging / ENTRY_FILE, {"key": key, "files": files})
             target = self._path(key)
             with entry_lock(self.root / f"{key}.lock"):
-                if target.exists():
+                if target.is_symlink() or target.is_file():
+                    target.unlink()   # a link is removed, never followed
+                elif target.exists():
                     # Another process built it meanwhile, or an unverified entry is being replaced.
                     shutil.rmtree(target)
                 os.replace(staging, target)
+        except OSError as error:
+            raise error_naming_file(error, staging) from None
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+            held.release()
+

@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from generator import __version__
 from generator.errors import InputError, ModelUnavailableError
-from generator.fileio import atomic_write_json, display_path, sha256_file
+from generator.fileio import atomic_write_json, display_path, held_temporary_directory, sha256_file
 from generator.core.options import BM25_B, BM25_K1, BM25_METHOD, BM25_STOPWORDS, DEFAULT_SEED
 from generator.evaluate.data import CORPUS_FILE, QRELS_FILE, QUERIES_FILE, Document, load_corpus
 from generator.evaluate.environment import package_versions, thread_count
@@ -249,7 +249,7 @@ def train_reranker(corpus_path: Path, output: Path, recipe: TrainingRecipe, *, c
     require_training_packages()
     identity = resolve_model(recipe.base_model)
     if not Path(corpus_path).is_file():
-        raise InputError(f"no {CORPUS_FILE} here", path=display_path(Path(corpus_path).parent))
+        raise InputError(f"no {Path(corpus_path).name} here", path=display_path(Path(corpus_path).parent))
     started_at, started = _now(), time.perf_counter()
     corpus_sha256 = sha256_file(corpus_path)
     documents = load_corpus(Path(corpus_path))
@@ -260,11 +260,14 @@ def train_reranker(corpus_path: Path, output: Path, recipe: TrainingRecipe, *, c
         f"({mined.count(POSITIVE):,} positive, {mined.count(BM25_NEGATIVE):,} BM25 negatives, "
         f"{mined.count(RANDOM_NEGATIVE):,} random) in {mining_seconds:.1f} s; no query or judgement read")
     output.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent))
+    # Held while training runs, so that another run's sweep (restore_interrupted_replace) keeps it.
+    held = held_temporary_directory(output.parent, f".{output.name}.")
+    staging = Path(held.name)
     try:
         progress = StepProgress(recipe.steps, tty=tty, log=log)
         run = fine_tune(identity, mined.pairs, recipe, staging, staging / ".trainer", progress)
         record = training_record(identity, recipe, mined, run, corpus_name=corpus_name,
+                                 corpus_file=Path(corpus_path).name,
                                  corpus_sha256=corpus_sha256, corpus_bytes=Path(corpus_path).stat().st_size,
                                  weights=weights_sha256(staging), started_at=started_at,
                                  seconds={"reading_and_mining": round(mining_seconds, 3),
@@ -276,6 +279,8 @@ def train_reranker(corpus_path: Path, output: Path, recipe: TrainingRecipe, *, c
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        held.release()
     return TrainingOutcome(output, record)
 
 
@@ -313,16 +318,16 @@ def _move_into_place(staging: Path, output: Path) -> None:
 
 
 def training_record(identity: ModelIdentity, recipe: TrainingRecipe, mined: MinedPairs, run: TrainingRun, *,
-                    corpus_name: str, corpus_sha256: str, corpus_bytes: int, weights: str, started_at: str,
+                    corpus_name: str, corpus_file: str = CORPUS_FILE, corpus_sha256: str, corpus_bytes: int, weights: str, started_at: str,
                     seconds: dict[str, float]) -> dict[str, Any]:
     """training.json: what was trained from what, exactly how, and what was never read."""
     return {
         "written_by": WRITTEN_BY,
         "base_model": identity.as_manifest(),
         "weights_sha256": weights,
-        "corpus": {"name": corpus_name, "file": CORPUS_FILE, "sha256": corpus_sha256, "bytes": corpus_bytes,
+        "corpus": {"name": corpus_name, "file": corpus_file, "sha256": corpus_sha256, "bytes": corpus_bytes,
                    "documents": mined.documents},
-        "labels": {"queries_read": 0, "relevance_judgements_read": 0, "files_read": [CORPUS_FILE],
+        "labels": {"queries_read": 0, "relevance_judgements_read": 0, "files_read": [corpus_file],
                    "files_not_opened": list(NOT_READ), "statement": NOTHING_JUDGED},
         "recipe": {
             "task": "does this text belong to this title: (title, text) pairs labelled 1 or 0",

@@ -34,6 +34,19 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+# The manifest names the corpus as the file that was read (generator.evaluate.data.input_files).
+CORPUS_INPUT_NAMES = ("corpus.jsonl", "corpus.jsonl.gz")
+
+
+def corpus_input(inputs: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The manifest's `inputs` entry of the corpus and the name it was read under, or None."""
+    for name in CORPUS_INPUT_NAMES:
+        entry = inputs.get(name)
+        if isinstance(entry, dict):
+            return name, entry
+    return None
+
+
 def comparison_name(row: str, baseline: str) -> str:
     """The key of one comparison: `<row>_vs_<baseline>`."""
     return f"{row}_vs_{baseline}"

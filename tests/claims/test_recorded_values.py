@@ -4,6 +4,7 @@ cannot be recomputed is labelled so where the reader opens the source."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 
@@ -59,24 +60,48 @@ def test_recorded_resamples_are_the_ones_drawn_with(make_project, tmp_path):
     assert "comparisons." in _reason(root)
 
 
-def _with_reachable_data(root, documents: int = 40) -> None:
-    corpus = "".join(json.dumps({"_id": f"d{n:02d}", "title": "", "text": "x"}) + "\n" for n in range(documents))
+def _corpus_lines(documents: int) -> list[str]:
+    return [json.dumps({"_id": f"d{n:02d}", "title": "", "text": "x"}) for n in range(documents)]
+
+
+# Every form the loader reads (generator.evaluate.data): the count is the loader's, not a count of
+# LF bytes, so a form the loader reads is never a false "holds N documents".
+CORPUS_FORMS = {
+    "plain": ("corpus.jsonl", lambda lines: ("\n".join(lines) + "\n").encode()),
+    "gzip": ("corpus.jsonl.gz", lambda lines: gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0)),
+    "cr-only": ("corpus.jsonl", lambda lines: ("\r".join(lines) + "\r").encode()),
+    "crlf-no-final-newline": ("corpus.jsonl", lambda lines: "\r\n".join(lines).encode()),
+    "bom-and-blank-lines": ("corpus.jsonl",
+                            lambda lines: ("\ufeff" + "\n\u00a0\n".join(lines) + "\n \n").encode()),
+}
+
+
+def _with_reachable_data(root, documents: int = 40, form: str = "plain") -> None:
+    name, encode = CORPUS_FORMS[form]
+    corpus = encode(_corpus_lines(documents))
     (root / "data").mkdir()
-    (root / "data" / "corpus.jsonl").write_text(corpus, encoding="utf-8")
-    digest = hashlib.sha256(corpus.encode("utf-8")).hexdigest()
+    (root / "data" / name).write_bytes(corpus)
+    digest = hashlib.sha256(corpus).hexdigest()
 
     def point(data):
         data["manifest"]["data_directory"] = "data"
-        data["manifest"]["inputs"]["corpus.jsonl"] = {"sha256": digest, "bytes": len(corpus)}
+        data["manifest"]["inputs"].pop("corpus.jsonl", None)
+        data["manifest"]["inputs"][name] = {"sha256": digest, "bytes": len(corpus)}
     edit_results(root, point, reseal=True)
 
 
-def test_the_corpus_size_is_counted_in_the_dataset_when_it_is_there(make_project, tmp_path):
+@pytest.mark.parametrize("form", sorted(CORPUS_FORMS))
+def test_the_corpus_size_is_counted_in_the_dataset_when_it_is_there(make_project, tmp_path, form):
+    from generator.evaluate.data import load_corpus
+
     root = make_project(tmp_path / "p", extra_claims=CITE)
-    _with_reachable_data(root)
+    _with_reachable_data(root, form=form)
+    name = CORPUS_FORMS[form][0]
+    assert len(load_corpus(root / "data" / name)) == 40, "the fixture is a corpus the loader reads"
+    edit_results(root, lambda data: data.update(documents=40), reseal=True)
     assert check_project(load_project(root)).result("cite").traceable
     edit_results(root, lambda data: data.update(documents=5183), reseal=True)
-    assert "documents says 5,183, but the dataset's corpus.jsonl holds 40 documents" in _reason(root)
+    assert f"documents says 5,183, but the dataset's {name} holds 40 documents" in _reason(root)
 
 
 def test_a_skipped_row_gives_the_reason_readout_yaml_gives(make_project, tmp_path):

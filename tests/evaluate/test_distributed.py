@@ -108,3 +108,162 @@ def test_without_ray_installed_the_error_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(InputError, match=r"pip install 'traced-readout\[ray\]'"):
         RayEngine(workers=2)
+
+
+# --- joining a cluster: Ray Client, an address where nothing listens, SIGTERM ----------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def ray_head(tmp_path_factory):
+    """A Ray head of two CPUs in its own process group (`ray start --block`), joined by its GCS
+    address; stopped with its processes at the end, never by `ray stop` (which stops every cluster
+    on the machine, the other tests' too)."""
+    import os
+    import shutil
+    import signal
+    import socket
+    import tempfile
+    import time
+    from subprocess import DEVNULL, TimeoutExpired
+
+    from tests.conftest import start_python
+
+    gcs, client = _free_port(), _free_port()
+    # Short: Ray's socket paths live under it, and a Unix socket path holds at most 107 bytes.
+    temp_dir = tempfile.mkdtemp(prefix="rh", dir="/tmp")
+    head = start_python("-m", "ray.scripts.scripts", "start", "--head", "--block", f"--port={gcs}",
+                        f"--ray-client-server-port={client}", "--num-cpus=2", "--include-dashboard=false",
+                        "--disable-usage-stats", f"--temp-dir={temp_dir}",
+                        env=dict(os.environ, RAY_USAGE_STATS_ENABLED="0"), stdout=DEVNULL, stderr=DEVNULL,
+                        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", gcs), timeout=1).close()
+                break
+            except OSError:
+                if head.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"the Ray head did not start (exit {head.poll()})")
+                time.sleep(0.5)
+        yield f"127.0.0.1:{gcs}"
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)
+        try:
+            head.wait(timeout=60)
+        except TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def test_a_clusters_gcs_address_gives_the_same_run_files(runs, ray_head, tiny_cross_encoder, tmp_path):
+    local = runs["local"][0]
+    joined = EvaluationOptions(**{**_options(local.data, tmp_path, "joined", tiny_cross_encoder).__dict__,
+                                  "engine": "ray", "ray_address": ray_head})
+    log: list[str] = []
+    try:
+        results, _ = _evaluate(joined, log.append)
+    finally:
+        import ray
+
+        ray.shutdown()   # a joined cluster stays connected: this worker's next test starts afresh
+    for path in sorted(local.runs_dir.iterdir()):
+        assert (joined.runs_dir / path.name).read_bytes() == path.read_bytes(), path.name
+    assert results["table"] == runs["local"][1]["table"]
+    assert f"ray: 2 workers on the cluster at {ray_head}" in log
+
+
+@pytest.mark.parametrize("address", ["ray://head:10001", "RAY://127.0.0.1:10001", "ray://[::1]:10001"])
+def test_a_ray_client_address_is_refused_saying_what_works(address):
+    from generator.evaluate.distributed import RayEngine
+
+    with pytest.raises(InputError, match="Ray Data does not run through Ray Client") as refused:
+        RayEngine(address=address, workers=2, log=lambda _: None)
+    assert "--ray-address auto" in str(refused.value) and "HOST:6379" in str(refused.value)
+
+
+@pytest.mark.parametrize("form", ["127.0.0.1:{port}", "localhost:{port}", "[::1]:{port}"])
+def test_an_address_where_nothing_listens_is_refused_in_seconds(tmp_path, monkeypatch, capsys, form):
+    import time
+
+    from generator.cli import main
+    from tests.conftest import make_small_dataset
+
+    data = make_small_dataset(tmp_path / "data", documents=20, queries=3)
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "p", "--data", str(data)]) == 0
+    address = form.format(port=_free_port())
+    capsys.readouterr()
+    started = time.monotonic()
+    assert main(["evaluate", "p", "--skip-rerank", "--engine", "ray", "--ray-address", address,
+                 "--cache-dir", str(tmp_path / "cache")]) == 2
+    assert time.monotonic() - started < 30
+    line = capsys.readouterr().err.strip().splitlines()[-1]   # after the dataset's one-line summary
+    host = address.rsplit(":", 1)[0].strip("[]")
+    assert line.startswith(f"Error: --ray-address: no Ray cluster answers at {host}:")
+    assert "start one there (`ray start --head`) or check the address" in line
+
+
+@pytest.mark.parametrize("address, endpoint", [
+    ("auto", None), ("local", None), (" AUTO ", None),
+    ("head:6380", ("head", 6380)), ("head", ("head", 6379)), ("10.0.0.5:6379", ("10.0.0.5", 6379)),
+    ("[::1]:7000", ("::1", 7000)), ("[::1]", ("::1", 6379)),
+])
+def test_cluster_endpoints_are_read_as_ray_reads_them(address, endpoint):
+    from generator.evaluate.distributed import cluster_endpoint
+
+    assert cluster_endpoint(address) == endpoint
+
+
+@pytest.mark.parametrize("address, message", [(":6379", "names no host"), ("head:port", "is not a number"),
+                                              ("http://head:6379", "http:// is not an address Ray joins")])
+def test_an_address_ray_could_not_read_is_one_line(address, message):
+    from generator.evaluate.distributed import cluster_endpoint
+
+    with pytest.raises(InputError, match=message):
+        cluster_endpoint(address)
+
+
+def test_sigterm_during_a_ray_run_is_one_line_terminated(tmp_path, tiny_cross_encoder):
+    """Ray's core worker installs a failure-signal handler that printed a C++ stack dump here."""
+    import os
+    import signal
+    import time
+    from subprocess import PIPE, STDOUT
+
+    from tests.conftest import make_small_dataset, run_python, start_python
+
+    data = make_small_dataset(tmp_path / "data", documents=400, queries=7)
+    env = dict(os.environ, HF_HUB_OFFLINE="1", READOUT_CACHE=str(tmp_path / "cache"))
+    readout = ("-c", "import sys\nfrom generator.cli import run\nsys.argv = ['readout', *sys.argv[1:]]\nrun()")
+    assert run_python(*readout, "init", "p", "--data", str(data), env=env, cwd=tmp_path).returncode == 0
+    child = start_python(*readout, "evaluate", "p", "--engine", "ray", "--workers", "2", "--rerank-model",
+                         str(tiny_cross_encoder), env=env, cwd=tmp_path, stdout=PIPE, stderr=STDOUT, text=True,
+                         start_new_session=True)
+    lines = []
+    try:
+        for line in child.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.startswith("ray: "):
+                time.sleep(1.0)   # inside Ray's own code: actors starting, the first batches sent
+                child.send_signal(signal.SIGTERM)
+                break
+        lines.extend(child.stdout.read().splitlines())
+        code = child.wait(timeout=120)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+    text = "\n".join(lines)
+    assert any(line.startswith("ray: ") for line in lines), text[-2000:]
+    assert code == 143, text[-2000:]
+    assert lines[-1] == "Terminated.", text[-2000:]
+    assert "SIGTERM received" not in text and "AbslFailureSignalHandler" not in text
+    assert "Traceback" not in text

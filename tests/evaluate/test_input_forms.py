@@ -12,7 +12,7 @@ import pytest
 from generator.core.options import EvaluationOptions
 from generator.core.rows import RowSpec
 from generator.errors import InputError
-from generator.evaluate import data as data_module
+from generator.core import textlines
 from generator.evaluate.data import hash_inputs, load_dataset
 from generator.claims.tracing.rederive import verify_results
 from generator.evaluate.pipeline import empty_queries_warning, evaluate, write_outputs
@@ -69,7 +69,7 @@ def test_a_plain_and_a_gzip_file_side_by_side_are_refused_as_ambiguous(tmp_path,
 
 
 def test_a_gzip_line_is_bounded_as_a_plain_one(tmp_path, make_small_dataset, monkeypatch):
-    monkeypatch.setattr(data_module, "MAX_LINE_BYTES", 200)
+    monkeypatch.setattr(textlines, "MAX_LINE_BYTES", 200)
     root = make_small_dataset(tmp_path / "d")
     queries = root / "queries.jsonl"
     lines = queries.read_text().splitlines()
@@ -77,7 +77,7 @@ def test_a_gzip_line_is_bounded_as_a_plain_one(tmp_path, make_small_dataset, mon
     queries.write_text("\n".join(lines) + "\n")
     error = _error(root)        # corpus lines are ~230 bytes: the corpus is refused first
     assert (error.path, error.line) == (str(root / "corpus.jsonl"), 1) and "line longer than" in error.reason
-    monkeypatch.setattr(data_module, "MAX_LINE_BYTES", 250)
+    monkeypatch.setattr(textlines, "MAX_LINE_BYTES", 250)
     _gzip(queries)
     error = _error(root)
     assert (error.path, error.line) == (str(root / "queries.jsonl.gz"), 3)
@@ -194,7 +194,7 @@ def test_an_id_with_no_look_alike_keeps_the_plain_message(tmp_path, make_small_d
 
 @pytest.mark.parametrize("chunk", [1024 * 1024, 7, 1])
 def test_cr_only_line_ends_are_read_as_lines(tmp_path, make_small_dataset, monkeypatch, chunk):
-    monkeypatch.setattr(data_module, "_CHUNK_BYTES", chunk)     # a CR at a chunk's edge included
+    monkeypatch.setattr(textlines, "_CHUNK_BYTES", chunk)     # a CR at a chunk's edge included
     plain = load_dataset(make_small_dataset(tmp_path / "plain"))
     root = make_small_dataset(tmp_path / "mac")
     for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
@@ -211,7 +211,7 @@ def test_cr_only_line_ends_are_read_as_lines(tmp_path, make_small_dataset, monke
 
 
 def test_cr_only_gzip_and_crlf_files_give_the_same_figures(tmp_path, make_small_dataset, monkeypatch):
-    monkeypatch.setattr(data_module, "_CHUNK_BYTES", 5)
+    monkeypatch.setattr(textlines, "_CHUNK_BYTES", 5)
     plain = load_dataset(make_small_dataset(tmp_path / "plain"))
     root = make_small_dataset(tmp_path / "mixed")
     corpus = root / "corpus.jsonl"

@@ -4,12 +4,12 @@ kill between them leaves the old model in `.NAME.replaced.*.tmp/NAME`, which the
 training run puts back."""
 
 import os
-import time
 from pathlib import Path
 
 import pytest
 
 from generator.evaluate import training
+from generator.fileio import held_temporary_directory
 from generator.evaluate.models import restore_interrupted_replace
 
 
@@ -72,11 +72,15 @@ def test_an_interrupt_between_the_renames_puts_the_old_model_back_at_once(tmp_pa
     assert '"old"' in _tag(output) and not list(output.parent.glob(".m.replaced.*"))
 
 
-def test_a_staging_folder_is_swept_only_once_no_run_can_still_be_writing_it(tmp_path):
+def test_a_staging_folder_is_swept_once_no_run_holds_it(tmp_path):
+    """A live training run holds its staging folder (as train-reranker does); a killed one's goes."""
     output = _model(tmp_path / "models" / "m", "old")
-    fresh = _model(tmp_path / "models" / ".m.fresh.tmp", "new")
+    live = held_temporary_directory(tmp_path / "models", ".m.")
     stale = _model(tmp_path / "models" / ".m.stale.tmp", "new")
-    old = time.time() - 3 * 3600
-    os.utime(stale, (old, old))
+    try:
+        assert restore_interrupted_replace(output) is None
+        assert Path(live.name).is_dir() and not stale.exists() and output.is_dir()
+    finally:
+        live.release()
     assert restore_interrupted_replace(output) is None
-    assert fresh.is_dir() and not stale.exists() and output.is_dir()
+    assert not Path(live.name).exists()

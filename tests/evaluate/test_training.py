@@ -6,6 +6,8 @@ existing output, an unknown base model, missing packages, an interrupt that leav
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -243,6 +245,53 @@ def test_the_same_seed_trains_the_same_weights_and_force_replaces_the_model(tiny
     assert again["weights_sha256"] == first["weights_sha256"] != other["weights_sha256"]
     assert again["training_loss"] == first["training_loss"]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["model"]
+
+
+@pytest.mark.model
+def test_a_gzip_corpus_trains_the_same_weights_and_training_json_names_the_file_read(tiny_cross_encoder, tmp_path,
+                                                                                   monkeypatch, capsys):
+    plain, packed = tmp_path / "plain", tmp_path / "packed"
+    plain.mkdir()
+    packed.mkdir()
+    corpus = (TINY_BEIR / "corpus.jsonl").read_bytes()
+    (plain / "corpus.jsonl").write_bytes(corpus)
+    (packed / "corpus.jsonl.gz").write_bytes(gzip.compress(corpus, mtime=0))
+    records = {}
+    for folder in (plain, packed):
+        monkeypatch.chdir(REPOSITORY_ROOT)
+        capsys.readouterr()
+        code = main(["train-reranker", "--data", str(folder), "--base-model", str(tiny_cross_encoder),
+                     "--output", str(folder / "model"), "--steps", "4", "--max-length", "32", "--batch-size", "8"])
+        assert code == 0, capsys.readouterr().err
+        records[folder.name] = json.loads((folder / "model" / "training.json").read_text(encoding="utf-8"))
+    assert records["packed"]["weights_sha256"] == records["plain"]["weights_sha256"]
+    assert records["packed"]["recipe"]["training_pairs"] == records["plain"]["recipe"]["training_pairs"]
+    assert records["plain"]["corpus"]["file"] == "corpus.jsonl"
+    assert records["packed"]["corpus"]["file"] == "corpus.jsonl.gz"
+    assert records["packed"]["labels"]["files_read"] == ["corpus.jsonl.gz"]
+    assert records["packed"]["corpus"]["sha256"] == hashlib.sha256((packed / "corpus.jsonl.gz").read_bytes()).hexdigest()
+
+
+def test_a_plain_and_a_gzip_corpus_side_by_side_are_refused_before_training(tmp_path, monkeypatch, capsys):
+    corpus = (TINY_BEIR / "corpus.jsonl").read_bytes()
+    (tmp_path / "corpus.jsonl").write_bytes(corpus)
+    (tmp_path / "corpus.jsonl.gz").write_bytes(gzip.compress(corpus))
+    monkeypatch.chdir(REPOSITORY_ROOT)
+    capsys.readouterr()
+    code = main(["train-reranker", "--data", str(tmp_path), "--output", str(tmp_path / "model")])
+    error = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in error
+    assert "both corpus.jsonl and corpus.jsonl.gz are here; keep one" in error
+    assert not (tmp_path / "model").exists()
+
+
+def test_a_data_folder_that_is_not_there_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(REPOSITORY_ROOT)
+    capsys.readouterr()
+    code = main(["train-reranker", "--data", str(tmp_path / "nowhere"), "--output", str(tmp_path / "model")])
+    error = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in error
+    assert "nowhere" in error and "dataset directory not found" in error
 
 
 # --- mining: pure, deterministic, corpus only --------------------------------------------------

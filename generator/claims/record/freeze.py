@@ -40,7 +40,8 @@ from generator.claims.record.design import design_files
 from generator.characters import describe, hidden_character
 from generator.claims.record.triggers import DesignRules, budget_read_by, effect_budget, read_design_rules
 from generator.errors import InputError
-from generator.fileio import atomic_write_json, display_path, reading, sha256_file, utf8_text
+from generator.fileio import (atomic_write_json, display_path, reading, remove_stale_temporaries, sha256_file,
+                              utf8_text)
 from generator.project import Project
 from generator.results import read_results, strict_json
 
@@ -285,6 +286,8 @@ def freeze_project(project: Project, *, reason: str | None = None, post_hoc: Seq
     Once results exist, a change is an amendment: it needs a `reason`, and every decision whose
     rule it sets or moves must be named in `post_hoc`, or nothing is written.
     """
+    # A killed freeze's temporary sits in claims/, where git would list it: gone even when nothing changed.
+    remove_stale_temporaries([project.freeze_path.parent])
     texts = current_texts(project)
     if not texts:
         raise InputError("no design documents to freeze", path=display_path(project.design_dir))

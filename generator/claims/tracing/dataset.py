@@ -11,20 +11,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from generator.fileio import sha256_bytes, sha256_file
+from generator.core.textlines import count_records
+from generator.errors import InputError
+from generator.fileio import sha256_file
 from generator.memo import default_memo
 from generator.results import Results
+from generator.results.model import corpus_input
 
 # The files beside a results file that it vouches for (generator.claims.tracing.rederive.SIDE_FILES
 # says how each is derived).
 SIDE_FILE_NAMES = ("acquisition_funnel.json", "stage_boundary.json", "run_manifest.json")
 
 
-_READ_WHOLE_BYTES = 256 * 1024 * 1024
-
-
 def _documents_in(corpus: Path, sha256: Any) -> int | None:
-    """The non-blank lines of a corpus.jsonl whose bytes have `sha256`, else None.
+    """The documents of a corpus file (plain or .gz) whose bytes have `sha256`, else None.
 
     Read once per check for every results file that names it, and remembered across checks by
     the file's identity as the kernel keeps it (device, inode, size, modification and change
@@ -42,23 +42,20 @@ _SETTLED_SECONDS = 2
 
 @functools.lru_cache(maxsize=8)
 def _counted(path: str, identity: tuple[int, ...], sha256: str) -> int | None:
-    count = functools.partial(_count_documents, Path(path), identity[2], sha256)
+    count = functools.partial(_count_documents, Path(path), sha256)
     if time.time_ns() - max(identity[3], identity[4]) < _SETTLED_SECONDS * 1_000_000_000:
         return count()
     return default_memo().remembered("corpus documents", {"path": path, "identity": list(identity), "sha256": sha256},
                              count)
 
 
-def _count_documents(corpus: Path, size: int, sha256: str) -> int | None:
-    if size <= _READ_WHOLE_BYTES:
-        content = corpus.read_bytes()
-        if sha256_bytes(content) != sha256:
-            return None
-        return sum(1 for line in content.split(b"\n") if line.strip())
+def _count_documents(corpus: Path, sha256: str) -> int | None:
     if sha256_file(corpus) != sha256:
         return None
-    with corpus.open("rb") as handle:
-        return sum(1 for line in handle if line.strip())
+    try:
+        return count_records(corpus)
+    except InputError:
+        return None   # unreadable now: evaluate says why; the count is not what check decides on
 
 
 def project_problem(results: Results, project_root: Path, skip_rerank_reason: str | None) -> str | None:
@@ -67,13 +64,14 @@ def project_problem(results: Results, project_root: Path, skip_rerank_reason: st
     a rerank row was skipped, which readout.yaml gives. None when both agree (or cannot be read)."""
     model = results.model
     folder = model.manifest.get("data_directory")
-    recorded = model.manifest_block("inputs").get("corpus.jsonl")
-    if isinstance(folder, str) and isinstance(recorded, dict) and model.documents is not None:
-        corpus = (project_root / folder / "corpus.jsonl")
-        counted = _documents_in(corpus, recorded.get("sha256")) if corpus.is_file() else None
+    recorded = corpus_input(model.manifest_block("inputs"))
+    if isinstance(folder, str) and recorded is not None and model.documents is not None:
+        name, entry = recorded
+        corpus = (project_root / folder / name)
+        counted = _documents_in(corpus, entry.get("sha256")) if corpus.is_file() else None
         if counted is not None:
             if counted != model.documents:
-                return f"documents says {model.documents:,}, but the dataset's corpus.jsonl holds {counted:,} documents"
+                return f"documents says {model.documents:,}, but the dataset's {name} holds {counted:,} documents"
     if skip_rerank_reason is not None:
         roles = model.roles
         row = model.row(roles.rerank) if roles.rerank else None
