@@ -132,18 +132,23 @@ def ray_head(tmp_path_factory):
     import socket
     import tempfile
     import time
-    from subprocess import DEVNULL, TimeoutExpired
+    from subprocess import TimeoutExpired
 
     from tests.conftest import start_python
 
-    gcs, client = _free_port(), _free_port()
-    # Short: Ray's socket paths live under it, and a Unix socket path holds at most 107 bytes.
+    # Every port Ray would otherwise take at its fixed default (another test's local cluster, in
+    # another worker at the same time, holds those), and a short temporary directory: Ray's socket
+    # paths live under it, and a Unix socket path holds at most 107 bytes.
+    gcs = _free_port()
+    ports = [f"--{name}={_free_port()}" for name in (
+        "ray-client-server-port", "node-manager-port", "object-manager-port", "metrics-export-port",
+        "dashboard-agent-grpc-port", "dashboard-agent-listen-port", "runtime-env-agent-port")]
     temp_dir = tempfile.mkdtemp(prefix="rh", dir="/tmp")
-    head = start_python("-m", "ray.scripts.scripts", "start", "--head", "--block", f"--port={gcs}",
-                        f"--ray-client-server-port={client}", "--num-cpus=2", "--include-dashboard=false",
-                        "--disable-usage-stats", f"--temp-dir={temp_dir}",
-                        env=dict(os.environ, RAY_USAGE_STATS_ENABLED="0"), stdout=DEVNULL, stderr=DEVNULL,
-                        start_new_session=True)
+    log = open(os.path.join(temp_dir, "head.log"), "w+", encoding="utf-8")
+    head = start_python("-m", "ray.scripts.scripts", "start", "--head", "--block", f"--port={gcs}", *ports,
+                        "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats",
+                        f"--temp-dir={temp_dir}", env=dict(os.environ, RAY_USAGE_STATS_ENABLED="0"),
+                        stdout=log, stderr=log, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -152,15 +157,19 @@ def ray_head(tmp_path_factory):
                 break
             except OSError:
                 if head.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"the Ray head did not start (exit {head.poll()})")
+                    log.seek(0)
+                    pytest.fail(f"the Ray head did not start (exit {head.poll()}): {log.read()[-1500:]}")
                 time.sleep(0.5)
         yield f"127.0.0.1:{gcs}"
     finally:
-        os.killpg(head.pid, signal.SIGTERM)
         try:
+            os.killpg(head.pid, signal.SIGTERM)
             head.wait(timeout=60)
+        except ProcessLookupError:
+            pass   # it had ended already
         except TimeoutExpired:
             os.killpg(head.pid, signal.SIGKILL)
+        log.close()
         shutil.rmtree(temp_dir, ignore_errors=True)
 
 
