@@ -128,49 +128,67 @@ def ray_head(tmp_path_factory):
     on the machine, the other tests' too)."""
     import os
     import shutil
-    import signal
     import socket
     import tempfile
     import time
-    from subprocess import TimeoutExpired
 
     from tests.conftest import start_python
 
-    # Every port Ray would otherwise take at its fixed default (another test's local cluster, in
-    # another worker at the same time, holds those), and a short temporary directory: Ray's socket
-    # paths live under it, and a Unix socket path holds at most 107 bytes.
-    gcs = _free_port()
-    ports = [f"--{name}={_free_port()}" for name in (
-        "ray-client-server-port", "node-manager-port", "object-manager-port", "metrics-export-port",
-        "dashboard-agent-grpc-port", "dashboard-agent-listen-port", "runtime-env-agent-port")]
     temp_dir = tempfile.mkdtemp(prefix="rh", dir="/tmp")
-    log = open(os.path.join(temp_dir, "head.log"), "w+", encoding="utf-8")
-    head = start_python("-m", "ray.scripts.scripts", "start", "--head", "--block", f"--port={gcs}", *ports,
-                        "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats",
-                        f"--temp-dir={temp_dir}", env=dict(os.environ, RAY_USAGE_STATS_ENABLED="0"),
-                        stdout=log, stderr=log, start_new_session=True)
+    # The driver's own RAY_* settings (ray.init sets some in this process) are not the head's.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("RAY_")}
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    head, log, reasons = None, None, []
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", gcs), timeout=1).close()
-                break
-            except OSError:
-                if head.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    pytest.fail(f"the Ray head did not start (exit {head.poll()}): {log.read()[-1500:]}")
-                time.sleep(0.5)
+        for attempt in range(2):   # a port taken between choosing it and Ray binding it: once more
+            # Every port Ray would otherwise take at its fixed default (another test's local cluster,
+            # in another worker at the same time, holds those); a short temporary directory: Ray's
+            # socket paths live under it, and a Unix socket path holds at most 107 bytes.
+            gcs = _free_port()
+            ports = [f"--{name}={_free_port()}" for name in (
+                "ray-client-server-port", "node-manager-port", "object-manager-port", "metrics-export-port",
+                "dashboard-agent-grpc-port", "dashboard-agent-listen-port", "runtime-env-agent-port")]
+            log = open(os.path.join(temp_dir, f"head-{attempt}.log"), "w+", encoding="utf-8")
+            head = start_python("-m", "ray.scripts.scripts", "start", "--head", "--block", f"--port={gcs}",
+                                *ports, "--num-cpus=2", "--object-store-memory=200000000",
+                                "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp_dir}",
+                                env=env, stdout=log, stderr=log, start_new_session=True)
+            deadline = time.monotonic() + 120
+            while head.poll() is None and time.monotonic() < deadline:
+                try:
+                    socket.create_connection(("127.0.0.1", gcs), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.5)
+            else:
+                log.seek(0)
+                reasons.append(f"exit {head.poll()}: {log.read()[-1200:]}")
+                _stop(head)
+                continue
+            break
+        else:
+            pytest.fail("the Ray head did not start: " + " | ".join(reasons))
         yield f"127.0.0.1:{gcs}"
     finally:
-        try:
-            os.killpg(head.pid, signal.SIGTERM)
-            head.wait(timeout=60)
-        except ProcessLookupError:
-            pass   # it had ended already
-        except TimeoutExpired:
-            os.killpg(head.pid, signal.SIGKILL)
-        log.close()
+        if head is not None:
+            _stop(head)
+        if log is not None:
+            log.close()
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _stop(head) -> None:
+    import os
+    import signal
+    from subprocess import TimeoutExpired
+
+    try:
+        os.killpg(head.pid, signal.SIGTERM)
+        head.wait(timeout=60)
+    except ProcessLookupError:
+        pass   # it had ended already
+    except TimeoutExpired:
+        os.killpg(head.pid, signal.SIGKILL)
 
 
 def test_a_clusters_gcs_address_gives_the_same_run_files(runs, ray_head, tiny_cross_encoder, tmp_path):
