@@ -126,6 +126,7 @@ def ray_head(tmp_path_factory):
     """A Ray head of two CPUs in its own process group (`ray start --block`), joined by its GCS
     address; stopped with its processes at the end, never by `ray stop` (which stops every cluster
     on the machine, the other tests' too)."""
+    import importlib.util
     import os
     import shutil
     import socket
@@ -145,9 +146,12 @@ def ray_head(tmp_path_factory):
             # in another worker at the same time, holds those); a short temporary directory: Ray's
             # socket paths live under it, and a Unix socket path holds at most 107 bytes.
             gcs = _free_port()
-            ports = [f"--{name}={_free_port()}" for name in (
-                "ray-client-server-port", "node-manager-port", "object-manager-port", "metrics-export-port",
-                "dashboard-agent-grpc-port", "dashboard-agent-listen-port", "runtime-env-agent-port")]
+            # Ray Client's server starts only where grpcio is installed (not by the ray extra), and
+            # naming its port without grpcio stops `ray start`.
+            names = ("node-manager-port", "object-manager-port", "metrics-export-port", "dashboard-agent-grpc-port",
+                     "dashboard-agent-listen-port", "runtime-env-agent-port",
+                     *(("ray-client-server-port",) if importlib.util.find_spec("grpc") else ()))
+            ports = [f"--{name}={_free_port()}" for name in names]
             log = open(os.path.join(temp_dir, f"head-{attempt}.log"), "w+", encoding="utf-8")
             head = start_python("-m", "ray.scripts.scripts", "start", "--head", "--block", f"--port={gcs}",
                                 *ports, "--num-cpus=2", "--object-store-memory=200000000",
