@@ -283,7 +283,7 @@ _SWEPT: set[tuple[str, bool]] = set()
 
 
 def sweep_once(directory: Path, *, staging_directories: bool = False) -> None:
-    """remove_stale_temporaries on `directory`, the first time this process asks."""
+    """remove_stale_temporaries on `directory` (absent: nothing to do), the first time this process asks."""
     key = (os.path.abspath(directory), staging_directories)
     if key not in _SWEPT:
         _SWEPT.add(key)

@@ -197,8 +197,7 @@ class EmbeddingCache:
              normalized: bool | None = None, warn: Warn | None = None) -> np.ndarray | None:
         """The verified matrix, or None: absent silently, failing verification with one `warn` line."""
         path = self._path(key)
-        if self.root.is_dir():
-            sweep_once(self.root)   # a killed encoding's temporary can be as large as the entry
+        sweep_once(self.root)   # a killed encoding's temporary can be as large as the entry
         if not path.is_file():
             return None
         with entry_lock(self._lock_path(key)):
@@ -301,8 +300,7 @@ class RerankCache:
     def load(self, key: str, *, query_id: str, candidates: Sequence[str], warn: Warn | None = None) -> dict | None:
         """The verified entry, or None: absent silently, failing verification with one `warn` line."""
         path = self._path(key)
-        if self.root.is_dir():
-            sweep_once(self.root)
+        sweep_once(self.root)
         if not path.is_file():
             return None
         entry, reason = read_json_entry(path)

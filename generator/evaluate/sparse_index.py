@@ -38,8 +38,7 @@ class SparseIndexCache:
     def load(self, key: str, *, documents: int, warn: Callable[[str], None] | None = None) -> Any | None:
         """The memory-mapped bm25s.BM25 of `key`, or None: absent silently, unverified with a warning."""
         path = self._path(key)
-        if self.root.is_dir():
-            sweep_once(self.root, staging_directories=True)   # a killed build's staging directory
+        sweep_once(self.root, staging_directories=True)   # a killed build's staging directory
         if path.is_symlink():
             # Not an entry this cache wrote: never followed, replaced by the rebuild.
             if warn is not None:
