@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from generator import lexicon  # noqa: E402
-from generator.claims.language.assertions import KINDS  # noqa: E402
+from generator.claims.frames.spec import KINDS as FRAME_KINDS  # noqa: E402
 from generator.claims.tracing.rules import FAMILIES, registry  # noqa: E402
 from generator.fileio import atomic_write_text  # noqa: E402
 
@@ -50,22 +50,22 @@ def render_rules_reference() -> str:
         lines += [f"| `{rule.code}` | {_cell(rule.title)} | {_cell(rule.description)} |" for rule in members]
         lines.append("")
     lines += [
-        "## Assertions",
+        "## Frames",
         "",
-        "A claim declares what it asserts under `asserts:`; the checker evaluates each from the results",
-        "and the design (generator/claims/language/assertions.py). Kinds:",
+        "A sentence that carries a result is a frame the package writes (generator/claims/frames/;",
+        "docs/claims.md shows each with the sentence it renders). Kinds:",
         "",
-        "| kind | the other row | licenses the classes |",
-        "|---|---|---|",
+        "| kind | its first key names | needs | may add |",
+        "|---|---|---|---|",
     ]
+    for kind, (subject, required, optional) in FRAME_KINDS.items():
+        lines.append(f"| `{kind}` | {subject} | {', '.join(f'`{key}`' for key in required) or '-'} | "
+                     f"{', '.join(f'`{key}`' for key in (*optional, 'phrasing'))} |")
     english = lexicon.classes(lexicon.ENGLISH)
-    for kind, partner in KINDS.items():
-        licensed = sorted(name for name, entry in english.items() if entry.licensed_by == kind)
-        lines.append(f"| `{kind}` | {f'`{partner}:`' if partner else '(a design budget)'} | "
-                     f"{', '.join(f'`{name}`' for name in licensed) or 'none'} |")
     lines += ["", "## Lexicons", "",
               "Words are data, one file per language; each class a list of regular expressions matched on",
-              "the canonical text. Assertive classes (with `licensed by`) need an assertion that holds.", "",
+              "the canonical text. The assertive classes (with `licensed by`) are a second net over the",
+              "author's words: a result is a frame's to say.", "",
               "| class | meaning | licensed by | " + " | ".join(lexicon.languages()) + " |",
               "|---|---|---|" + "---|" * len(lexicon.languages())]
     names = list(english)

@@ -520,6 +520,39 @@ def _run_import_draft(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _configure_upgrade_ledger(parser: argparse.ArgumentParser) -> None:
+    _project_argument(parser, "project whose claims/ledger.yaml is converted; default: .")
+
+
+def _run_upgrade_ledger(args: argparse.Namespace) -> int:
+    from generator.claims.language.upgrade import upgrade_ledger
+    from generator.claims.tracing.checker import check_project
+    from generator.claims.tracing.report import claim_location, finding_text
+    from generator.project import load_project
+
+    project = load_project(args.project)
+    upgrade = upgrade_ledger(project.ledger_path)
+    shown = display_path(project.ledger_path)
+    for claim_id, ids in upgrade.converted.items():
+        also = f" (and {', '.join(ids[1:])})" if len(ids) > 1 else ""
+        print(f"{shown}: claim {claim_id}: now {len(ids)} frame{'s' if len(ids) > 1 else ''}{also}: the package "
+              "writes the sentence")
+    report = check_project(project, record_history=False)
+    by_hand = [result for result in report.failing()
+               if any(finding.code in HAND_WORK_CODES for finding in result.findings)]
+    for result in by_hand:
+        reasons = "; ".join(finding_text(finding) for finding in result.findings if finding.code in HAND_WORK_CODES)
+        print(f"{claim_location(shown, result.claim)}: not converted: {reasons}")
+    print(f"Converted {len(upgrade.converted)} claim{'s' if len(upgrade.converted) != 1 else ''} to frames in "
+          f"{shown}; {len(by_hand)} still need{'s' if len(by_hand) == 1 else ''} a frame written by hand"
+          + (" (listed above; docs/claims.md, 'Frames')." if by_hand else "."))
+    return EXIT_FINDINGS if by_hand else EXIT_OK
+
+
+# The findings a converter cannot fix: the author's own words still carry a result.
+HAND_WORK_CODES = ("word-licensed", "prose-words", "prose-number")
+
+
 # --- render / build --------------------------------------------------------------------------
 
 
@@ -707,6 +740,8 @@ COMMANDS: tuple[Command, ...] = (
     ("check", "prove every ledger claim against design documents and results", _configure_check, _run_check),
     ("import-draft", "turn a Markdown draft into unsourced ledger claims", _configure_import_draft,
      _run_import_draft),
+    ("upgrade-ledger", "convert a ledger written before frames: what it asserted becomes frames the package writes",
+     _configure_upgrade_ledger, _run_upgrade_ledger),
     ("render", "render readout.html, TEACHBACK.md and AAR.md from the checked ledger", _configure_render,
      _run_render),
     ("build", "evaluate if inputs changed, then check, then render", _configure_build, _run_build),

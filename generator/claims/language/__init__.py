@@ -1,7 +1,8 @@
 """The ledger language: what a claim can say and how it is written down.
 
-Modules: `ledger` (the claim model and its loader), `assertions` (what a claim asserts, in a form
-the checker computes), `predicates` (the safe expression language), `formats` (the allowed value
-formats), `visible` (a claim's text as the reader sees it), `repeats` (a sentence said twice
-counts once) and `draft` (import-draft: a Markdown draft turned into unsourced claims).
+Modules: `ledger` (the claim model and its loader), `predicates` (the safe expression language),
+`formats` (the allowed value formats), `visible` (a claim's text as the reader sees it), `prose`
+(the closed rule's words: what free prose may say beside a result entity), `repeats` (a sentence
+said twice counts once), `draft` (import-draft: a Markdown draft turned into unsourced claims)
+and `upgrade` (a ledger of the form before frames, converted where it can be).
 """

@@ -59,7 +59,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Union
 
-from generator.claims.language.assertions import KINDS as ASSERTION_KINDS, Assertion, parse_assertion
+from generator.claims.frames.spec import COMMON as FRAME_COMMON, KINDS as FRAME_KINDS, NO_FILE, Frame, parse_frame
 from generator.claims.language.formats import spec_problem
 from generator.claims.language.predicates import CONSTANT_NAMES, FUNCTIONS, Predicate, PredicateSyntaxError, compile_predicate
 from generator.characters import describe, hidden_character
@@ -72,19 +72,23 @@ from generator.project.outputs import OUTPUT_NAMES
 from generator.results import RESULTS_NAME, PathSyntaxError, Step, clip, excerpt, parse_path
 
 LEDGER_VERSION = "1"
+ENGLISH = "en"
 OUTPUTS = OUTPUT_NAMES
 KINDS = ("factual", "causal", "evaluative", "performance", "recommendation")
 STATUSES = ("active", "struck")
 STRIKE_DISPLAYS = ("withdrawn", "strike", "omit")
 
 TOP_FIELDS = ("version", "languages", "claims")
-CLAIM_FIELDS = ("id", "output", "section", "kind", "text", "status", "strike_reason", "strike_display",
-                "sources", "asserts")
-# Every key an assertion may hold (generator.claims.language.assertions says which go with which kind).
-ASSERTION_FIELDS = (*ASSERTION_KINDS, "than", "from", "to", "metric", "file", "query", "correction", "margin",
-                    "budget")
-MAX_ASSERTIONS = 16
-REQUIRED_CLAIM_FIELDS = ("id", "output", "section", "kind", "text")
+CLAIM_FIELDS = ("id", "output", "section", "kind", "text", "frame", "language", "status", "strike_reason",
+                "strike_display", "sources")
+# Every key a frame may hold (generator.claims.frames.spec says which go with which kind).
+FRAME_FIELDS = (*FRAME_KINDS, *sorted({key for _subject, required, optional in FRAME_KINDS.values()
+                                       for key in (*required, *optional)}), *FRAME_COMMON)
+REQUIRED_CLAIM_FIELDS = ("id", "output", "section", "kind")
+# The ledger form before frames: what it asserted is now a frame the tool writes.
+RETIRED_FIELDS = {"asserts": "a claim no longer asserts beside its own words: write what it asserts as a `frame:` "
+                             "(the package writes the sentence from the computed result; docs/claims.md, "
+                             "'Frames'); `readout upgrade-ledger` converts a ledger"}
 SOURCE_KINDS = ("design", "measured", "decision")
 DESIGN_FIELDS = ("document", "quote")
 DECISION_FIELDS = ("trigger", "state")
@@ -165,7 +169,16 @@ class Claim:
     sources: tuple[Source, ...] = ()
     placeholders: tuple[Placeholder, ...] = ()
     field_lines: dict[str, int] = field(default_factory=dict)
-    asserts: tuple[Assertion, ...] = ()
+    # The sentence the package writes from a computed result (generator.claims.frames); the claim
+    # then has no `text` of its own.
+    frame: Frame | None = None
+    # The language the claim is written in (English, or one the ledger declares): its frame's
+    # sentence, and the lexicon its free prose is read with.
+    language: str = "en"
+
+    @property
+    def framed(self) -> bool:
+        return self.frame is not None
 
     @property
     def struck(self) -> bool:
@@ -209,6 +222,8 @@ def _mapping(node: Node, path: str, what: str, allowed: tuple[str, ...], line: i
     if not isinstance(node.value, dict):
         raise InputError(f"{what} must be a mapping", path=path, line=line or node.line, field=field_name)
     for key, (key_line, _) in node.value.items():
+        if key in RETIRED_FIELDS and what == "a claim":
+            raise InputError(RETIRED_FIELDS[key], path=path, line=key_line, field=key)
         if key not in allowed:
             raise InputError(f"unknown field in {what}; allowed: {_choices(allowed)}", path=path,
                              line=key_line, field=clip(key))
@@ -362,7 +377,7 @@ def _measured_source(node: Node, path: str, line: int, claim_id: str) -> Measure
                           line=line, value_lines=value_lines)
 
 
-def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
+def _claim(node: Node, path: str, seen: dict[str, int], languages: tuple[str, ...] = ()) -> Claim:
     fields = _mapping(node, path, "a claim", CLAIM_FIELDS)
     for required in REQUIRED_CLAIM_FIELDS:
         if required not in fields or fields[required][1].value is None:
@@ -375,43 +390,79 @@ def _claim(node: Node, path: str, seen: dict[str, int]) -> Claim:
     if not SECTION_PATTERN.match(section):
         raise InputError(f"claim {claim_id}: section {excerpt(section)} must be an id (letters, digits, '-', '_', '.')",
                          path=path, line=fields["section"][0], field="section")
-    text, placeholders = _claim_text(fields, path, claim_id)
+    language = _claim_language(fields, path, claim_id, languages)
+    frame = None
+    has_text, has_frame = _present(fields, "text"), _present(fields, "frame")
+    if has_text == has_frame:
+        raise InputError(f"claim {claim_id}: a claim has either its own `text` or a `frame` the package writes, "
+                         f"{'not both' if has_text else 'and has neither'}", path=path,
+                         line=fields["frame"][0] if has_frame else node.line, field="frame" if has_frame else "text")
+    if has_frame:
+        frame = _frame(fields["frame"], path, claim_id)
+        text, placeholders = "", ()
+        if _present(fields, "sources"):
+            raise InputError(f"claim {claim_id}: a frame takes no sources: it reads its own results and design "
+                             "(each shown to the reader as its source)", path=path, line=fields["sources"][0],
+                             field="sources")
+    else:
+        text, placeholders = _claim_text(fields, path, claim_id)
     status = _text(fields.get("status"), path, "status", required=False, claim_id=claim_id) or "active"
     if status not in STATUSES:
         raise InputError(f"claim {claim_id}: unknown status {excerpt(status)}; choose one of {_choices(STATUSES)}",
                          path=path, line=fields["status"][0], field="status")
     strike_reason, strike_display = _strike(fields, status, path, claim_id)
     sources = _sources(fields, path, claim_id)
-    _check_value_names(sources, placeholders, path, claim_id, node.line, fields["text"][0])
+    _check_value_names(sources, placeholders, path, claim_id, node.line, fields["text"][0] if has_text else node.line)
     return Claim(id=claim_id, line=node.line, output=output, section=section, kind=kind, text=text,
                  status=status, strike_reason=strike_reason, strike_display=strike_display, sources=tuple(sources),
                  placeholders=placeholders, field_lines={key: line for key, (line, _) in fields.items()},
-                 asserts=_assertions(fields, path, claim_id))
+                 frame=frame, language=language)
 
 
-def _assertions(fields: dict[str, tuple[int, Node]], path: str, claim_id: str) -> tuple[Assertion, ...]:
-    """The claim's `asserts:` list (generator.claims.language.assertions), each entry checked for its form."""
-    if "asserts" not in fields or fields["asserts"][1].value is None:
-        return ()
-    line, node = fields["asserts"]
-    if not isinstance(node.value, list) or not node.value:
-        raise InputError(f"claim {claim_id}: asserts is a list of assertions, e.g. "
-                         "- {higher: hybrid, than: dense, metric: nDCG@5}", path=path, line=line, field="asserts")
-    if len(node.value) > MAX_ASSERTIONS:
-        raise InputError(f"claim {claim_id}: more than {MAX_ASSERTIONS} assertions", path=path, line=line,
-                         field="asserts")
-    found = []
-    for item in node.value:
-        entry = _mapping(item, path, "an assertion", ASSERTION_FIELDS, field_name="asserts")
-        values = {key: _text(value, path, f"asserts.{key}", claim_id=claim_id) for key, value in entry.items()}
-        assertion, problem = parse_assertion(values)
-        if problem:
-            raise InputError(f"claim {claim_id}: {problem}", path=path, line=item.line, field="asserts")
-        if not _valid_document_name(assertion.file):
-            raise InputError(f"claim {claim_id}: file {excerpt(assertion.file)} must be a relative name inside "
-                             "outputs/", path=path, line=item.line, field="asserts")
-        found.append(replace(assertion, line=item.line))
-    return tuple(found)
+def _present(fields: dict[str, tuple[int, Node]], key: str) -> bool:
+    return key in fields and fields[key][1].value is not None
+
+
+def _claim_language(fields: dict[str, tuple[int, Node]], path: str, claim_id: str,
+                    languages: tuple[str, ...]) -> str:
+    """The claim's `language:`: English or one the ledger declares."""
+    if not _present(fields, "language"):
+        return ENGLISH
+    language = _text(fields["language"], path, "language", claim_id=claim_id)
+    if language != ENGLISH and language not in languages:
+        raise InputError(f"claim {claim_id}: language {excerpt(language, 20)} is not declared; the ledger's "
+                         f"languages are {', '.join((ENGLISH, *languages))} (declare more with `languages:`)",
+                         path=path, line=fields["language"][0], field="language")
+    return language
+
+
+def _frame(entry: tuple[int, Node], path: str, claim_id: str) -> Frame:
+    """A claim's `frame:` mapping (generator.claims.frames.spec), each key checked for its form."""
+    line, node = entry
+    fields = _mapping(node, path, "a frame", FRAME_FIELDS, line=line, field_name="frame")
+    values: dict[str, object] = {}
+    for key, (key_line, value_node) in fields.items():
+        if isinstance(value_node.value, list):
+            items = []
+            for item in value_node.value:
+                if not isinstance(item.value, str):
+                    raise InputError(f"claim {claim_id}: frame.{key} is a list of row names", path=path,
+                                     line=item.line, field=f"frame.{key}")
+                items.append(_text((item.line, item), path, f"frame.{key}", claim_id=claim_id))
+            values[key] = items
+        else:
+            values[key] = _text((key_line, value_node), path, f"frame.{key}", claim_id=claim_id)
+    frame, problem = parse_frame(values, line)
+    if problem:
+        raise InputError(f"claim {claim_id}: frame: {clip(problem, MAX_REASON_CHARS)}", path=path, line=line,
+                         field="frame")
+    if frame.kind not in NO_FILE and not _valid_document_name(frame.file):
+        raise InputError(f"claim {claim_id}: frame: file {excerpt(frame.file)} must be a relative name inside outputs/",
+                         path=path, line=line, field="frame")
+    if frame.kind == "quote" and not _valid_document_name(frame.row):
+        raise InputError(f"claim {claim_id}: frame: document {excerpt(frame.row)} must be a relative name inside "
+                         "design/ (no '..', no absolute path, no hidden name)", path=path, line=line, field="frame")
+    return frame
 
 
 def _claim_id(fields: dict[str, tuple[int, Node]], path: str, seen: dict[str, int], claim_line: int) -> str:
@@ -558,7 +609,7 @@ def parse_ledger(data: bytes, path: Path | str, display: str | None = None) -> L
         if len(claims_node.value) > MAX_CLAIMS:
             raise InputError(f"more than {MAX_CLAIMS} claims", path=display, line=claims_line, field="claims")
         seen: dict[str, int] = {}
-        claims = [_claim(node, display, seen) for node in claims_node.value]
+        claims = [_claim(node, display, seen, languages) for node in claims_node.value]
     return Ledger(path=Path(path), sha256=sha256_bytes(data), claims=tuple(claims), version=version,
                   languages=languages)
 

@@ -501,6 +501,10 @@ class DesignLibrary:
     def available(self) -> str:
         return ", ".join(sorted(name for name, document in self.documents.items() if document)) or "(none)"
 
+    def all_text(self) -> str:
+        """Every document's text as a reader sees it, one after another (in name order)."""
+        return "\n".join(document.text for _, document in sorted(self.documents.items()) if document is not None)
+
 
 @dataclass
 class DesignCheck:

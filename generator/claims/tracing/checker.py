@@ -28,7 +28,7 @@ from generator.claims.record.freeze import freeze_problems, read_freeze_log, rul
 from generator.claims.record.history import append_history, first_draft_score, history_entry, read_history
 from generator.claims.record.triggers import DecisionRow
 from generator.claims.tracing.context import CheckContext
-from generator.claims.tracing.report import CheckReport, ClaimResult
+from generator.claims.tracing.report import AUTHOR, FRAME, ORIGINS, QUOTE, CheckReport, ClaimResult
 from generator.claims.tracing.rules import findings
 from generator.claims.tracing.view import build_view
 from generator.errors import InputError
@@ -54,8 +54,17 @@ def check_claim(claim: Claim, context: CheckContext) -> ClaimResult:
     view = build_view(claim, context)
     found = findings(view)
     return ClaimResult(claim=claim, traceable=not found, findings=found,
-                       rendered_text=rendered_markdown(claim.text, view.formatted), evidence=view.evidence,
-                       canonical_text=fold(view.plain))
+                       rendered_text=rendered_markdown(view.template, view.formatted), evidence=view.evidence,
+                       canonical_text=fold(view.plain), origin=origin_of(claim),
+                       post_hoc=bool(view.reading is not None and view.reading.post_hoc))
+
+
+def origin_of(claim: Claim) -> str:
+    """Who wrote the sentence: the package from a computed result (`frame`), the package from a
+    design quote (`quote`), or the author (`author`: shown to the reader as the author's words)."""
+    if claim.frame is None:
+        return AUTHOR
+    return QUOTE if claim.frame.kind == "quote" else FRAME
 
 
 def _score(results: Iterable[ClaimResult], key: Callable[[Claim], str], order: tuple[str, ...]
@@ -112,7 +121,8 @@ def check_project(project: Project, *, record_history: bool = False, now: dateti
 
 def _check_project(project: Project, record_history: bool, now: datetime | None) -> CheckReport:
     ledger = load_ledger(project.ledger_path)
-    written = find_repeats((claim.id, claim.output, claim.text) for claim in ledger.claims)
+    written = find_repeats((claim.id, claim.output, claim.frame.key() if claim.frame else claim.text)
+                           for claim in ledger.claims)
     log = read_freeze_log(project)
     checked, inputs, decisions = check_ledger(ledger, project, log)
     # The same sentence for a reader is a repeat however its source spells it (placeholders renamed,
@@ -143,6 +153,7 @@ def _check_project(project: Project, record_history: bool, now: datetime | None)
         results=checked, untraceable=untraceable, total=len(counted), struck=struck,
         by_output=_score(counted, lambda claim: claim.output, OUTPUTS),
         by_kind=_score(counted, lambda claim: claim.kind, KINDS),
+        by_origin=_score(counted, origin_of, ORIGINS),
         first_draft=first_draft_score(history), freeze_ok=not problems,
         freeze_problems=problems, history_problems=history.problems, ledger_sha256=ledger.sha256,
         design_freeze_sha256=sha256_file(project.freeze_path) if project.freeze_path.exists() else None,

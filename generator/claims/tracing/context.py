@@ -15,7 +15,9 @@ from generator.claims.tracing.measured import ResultsFiles
 from generator.core.options import SKIP_RERANK_REASON
 from generator.errors import InputError
 from generator.fileio import display_path
+from generator.noninferiority import changes_since, read_regression_block
 from generator.project import Project
+from generator.results import read_results
 from generator.verdicts import normalise
 
 
@@ -40,6 +42,7 @@ class CheckContext:
 
     def __init__(self, project: Project, ledger_display: str, languages: tuple[str, ...] = (),
                  claim_ids: tuple[str, ...] = (), freeze_log: Any = None):
+        self.project = project
         self.languages = languages
         self.freeze_log = freeze_log    # the design freeze (generator.claims.record.freeze): what is post hoc
         self.claim_ids = claim_ids
@@ -85,6 +88,57 @@ class CheckContext:
         if self._rules is None:
             self._rules = read_design_rules(self.design_dir)
         return self._rules
+
+    @property
+    def regression_block(self) -> Any:
+        """The design's regression block (generator.noninferiority), or None (read once)."""
+        if not hasattr(self, "_regression_block"):
+            self._regression_block = read_regression_block(self.design_dir)
+        return self._regression_block
+
+    def since_baseline(self, row: str, metric: str) -> tuple[Any, str | None]:
+        """The paired change of `row` on `metric` since the committed baseline the project names
+        (generator.noninferiority), or why there is none."""
+        key = ("since baseline",)
+        if key not in self._shared:
+            self._shared[key] = self._changes_since()
+        changes, problem = self._shared[key]
+        if problem:
+            return None, problem
+        found = next((change for change in changes if change.row == row and change.metric == metric), None)
+        if found is None:
+            return None, f"the regression block compares no {row} on {metric}"
+        return found, None
+
+    def _changes_since(self) -> tuple[list[Any], str | None]:
+        block = self.regression_block
+        if block is None:
+            return [], "the design has no regression block: nothing is compared since a baseline"
+        baseline_name = getattr(self.project, "regression_baseline", None)
+        if not baseline_name:
+            return [], "readout.yaml names no regression baseline (regression.baseline)"
+        current, problem = self.results.for_decision(self.results_name)
+        if current is None or problem:
+            return [], f"{self.results_name} cannot be read: {problem or 'missing'}"
+        try:
+            path = self.project.resolve(baseline_name)
+            baseline = read_results(path, baseline_name, missing="missing: the baseline results file")
+            return changes_since(block, baseline, display_path(path), current, display_path(current.path)), None
+        except InputError as error:
+            return [], str(error)
+
+    results_name = "results.json"
+
+    def all_results(self) -> list[Any]:
+        """Every results file of outputs/ (results*.json) that reads and verifies, in name order."""
+        def compute() -> list[Any]:
+            found = []
+            for path in sorted(self.outputs_dir.glob("results*.json")) if self.outputs_dir.is_dir() else ():
+                results, problem = self.results.for_decision(path.name)
+                if results is not None and not problem:
+                    found.append(results)
+            return found
+        return self.shared(("all results",), compute)
 
     def budget(self, name: str) -> float | None:
         """A design budget's value (an equivalence margin, a time budget), or None."""

@@ -21,6 +21,12 @@ from generator.claims.record.triggers import DecisionRow
 from generator.fileio import display_path
 
 
+# Who wrote a claim's sentence (generator.claims.tracing.checker.origin_of): the package from a
+# computed result, the package from a design quote, or the author.
+FRAME, QUOTE, AUTHOR = "frame", "quote", "author"
+ORIGINS = (FRAME, QUOTE, AUTHOR)
+
+
 @dataclass
 class ClaimResult:
     claim: Claim
@@ -33,6 +39,10 @@ class ClaimResult:
 
     # The claim of the same output it repeats word for word (generator.claims.language.repeats): counted once.
     repeats: str | None = None
+    # Who wrote the sentence (ORIGINS): the reports show the author's words as such.
+    origin: str = AUTHOR
+    # A frame that reads a rule or threshold fixed after the results: its sentence says so.
+    post_hoc: bool = False
 
     @property
     def reasons(self) -> list[str]:
@@ -74,6 +84,9 @@ class CheckReport:
     # and every design freeze, oldest first (generator.claims.record.freeze).
     anchoring: Anchoring = field(default_factory=lambda: Anchoring(git=False))
     freeze_entries: list[FreezeEntry] = field(default_factory=list)
+    # The score by who wrote the sentences: frames (the package, from results), quotes (the package,
+    # from the design) and the author's words.
+    by_origin: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -191,6 +204,16 @@ def _value_text(entry: dict[str, Any]) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
+ORIGIN_WORDS = {FRAME: "written by the package from results", QUOTE: "quoted from the design by the package",
+                AUTHOR: "the author's words"}
+
+
+def origin_line(report: CheckReport) -> str:
+    """`Sentences: 14 written by the package from results (0 untraceable), ...`: who wrote what."""
+    return "Sentences: " + "; ".join(f"{total} {ORIGIN_WORDS[name]} ({untraceable} untraceable)"
+                                     for name, (untraceable, total) in report.by_origin.items()) + "."
+
+
 def summary_lines(report: CheckReport) -> list[str]:
     lines = [f"Trace score: untraceable claims / total claims = {report.untraceable}/{report.total}"
              + (f" ({report.struck} struck)" if report.struck else "")
@@ -198,6 +221,8 @@ def summary_lines(report: CheckReport) -> list[str]:
                 else "; no first-draft score recorded yet.")]
     lines.append("By output: " + ", ".join(f"{name} {u}/{t}" for name, (u, t) in report.by_output.items())
                  + "; by kind: " + ", ".join(f"{name} {u}/{t}" for name, (u, t) in report.by_kind.items()) + ".")
+    if report.by_origin:
+        lines.append(origin_line(report))
     failures = []
     failing = len(report.failing())
     if failing:
@@ -272,6 +297,9 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
             "reasons": result.reasons, "findings": [{"code": finding.code, "message": finding.message}
                                                     for finding in result.findings],
             "text": claim.text, "canonical_text": result.canonical_text, "rendered_text": result.rendered_text,
+            "origin": result.origin, "post_hoc": result.post_hoc,
+            "frame": ({"kind": claim.frame.kind, "subject": list(claim.frame.subject), **claim.frame.options}
+                      if claim.frame else None), "language": claim.language,
             "evidence": [_evidence_dict(item) for item in result.evidence], "repeats": result.repeats}
         if claim.struck:
             item["strike_reason"] = claim.strike_reason
@@ -284,6 +312,7 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
                         if report.first_draft else None),
         "by_output": {name: {"untraceable": u, "total": t} for name, (u, t) in report.by_output.items()},
         "by_kind": {name: {"untraceable": u, "total": t} for name, (u, t) in report.by_kind.items()},
+        "by_origin": {name: {"untraceable": u, "total": t} for name, (u, t) in report.by_origin.items()},
         "freeze": {"ok": report.freeze_ok, "problems": report.freeze_problems,
                    "sha256": report.design_freeze_sha256},
         "history": {"ok": not report.history_problems, "problems": report.history_problems},

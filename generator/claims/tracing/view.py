@@ -12,7 +12,8 @@ view holds
 - its canonical text (`said`: NFKC, hidden characters removed, look-alike letters folded to
   their ASCII prototype, generator.characters) and its author's words alone (`authored`: the
   same, with every value filled from results blanked), which every word rule reads;
-- every assertion it declares, evaluated from the results and the design (`outcomes`);
+- for a frame, its reading (the result computed) and the sentence the package wrote for it
+  (`template` and `formatted`: generator.claims.frames);
 - the findings made while binding (a quote not in its document, a path that does not resolve, a
   format not allowed), each under the code of the rule that reports it.
 """
@@ -35,7 +36,8 @@ from generator.claims.record.design import check_design_source, reduce_markdown
 from generator.claims.tracing.context import CheckContext
 from generator.claims.tracing.measured import evaluate_predicate, resolve_measured_source
 from generator.claims.tracing.naming import ShownValue, rows_of, shown_value
-from generator.claims.tracing.outcomes import Outcome, evaluate
+from generator.claims.frames.phrasing import PhrasingError, sentence
+from generator.claims.frames.readings import Reading, read_frame
 from generator.claims.language.predicates import can_fail, idle_predicate
 from generator.fileio import display_path
 from generator.wording import data_text_problem
@@ -67,7 +69,10 @@ class ClaimView:
     compared: set[str] = field(default_factory=set)
     formatted: dict[str, str] = field(default_factory=dict)
     visible: Visible = field(default_factory=lambda: Visible(""))
-    outcomes: list[Outcome] = field(default_factory=list)
+    # The sentence's Markdown with `{name}` for each placed value: the claim's own text, or the one
+    # the package wrote for its frame (generator.claims.frames).
+    template: str = ""
+    reading: Reading | None = None
 
     def note(self, code: str, message: str) -> None:
         self.noted.setdefault(code, []).append(message)
@@ -103,7 +108,7 @@ class ClaimView:
     @cached_property
     def shown_names(self) -> list[str]:
         """The placeholders the sentence shows, in the order it shows them."""
-        return [placeholder.name for placeholder in self.claim.placeholders]
+        return [placeholder.name for placeholder in self.claim.placeholders] if self.reading is None else []
 
     @cached_property
     def shown(self) -> list[ShownValue]:
@@ -113,21 +118,41 @@ class ClaimView:
     @cached_property
     def known_rows(self) -> set[str]:
         """Every row the sentence could name: the rows of the files it cites and of its values."""
-        return set(self.rows).union(*(rows_of(value) for value in self.declared.values()),
-                                    *(assertion.rows() for assertion in self.claim.asserts))
+        frame_rows = self.claim.frame.rows if self.claim.frame is not None else ()
+        return set(self.rows).union(*(rows_of(value) for value in self.declared.values()), frame_rows)
 
     def results_of(self, file: str):
         return self.context.results.read.get(file)
 
 
 def build_view(claim: Claim, context: CheckContext) -> ClaimView:
-    view = ClaimView(claim, context)
-    _gather(view)
-    _hold_predicates(view)
-    _fill(view)
-    view.visible = render_visible(source_with_values(claim.text, view.formatted))
-    view.outcomes = [_outcome(assertion, view) for assertion in claim.asserts]
+    view = ClaimView(claim, context, template=claim.text)
+    if claim.frame is not None:
+        _write_frame(view)
+    else:
+        _gather(view)
+        _hold_predicates(view)
+        _fill(view)
+    view.visible = render_visible(source_with_values(view.template, view.formatted))
     return view
+
+
+def _write_frame(view: ClaimView) -> None:
+    """A frame computed and written by the package (generator.claims.frames): its sentence, its
+    figures and what it read; a frame that cannot be computed has no sentence, only a finding."""
+    claim = view.claim
+    reading = read_frame(claim.frame, view.context, claim.id)
+    view.reading = reading
+    view.evidence.extend(reading.evidence)
+    if reading.problem:
+        view.note("frame-computable", f"{claim.frame.describe()}: {reading.problem}")
+        view.template = f"[{claim.frame.describe()}: not computed]"
+        return
+    try:
+        view.template, view.formatted = sentence(reading, claim.language, claim.frame.phrasing)
+    except PhrasingError as error:
+        view.note("frame-phrasing", str(error))
+        view.template = f"[{claim.frame.describe()}: not written]"
 
 
 def _gather(view: ClaimView) -> None:
@@ -199,6 +224,7 @@ def _hold_predicates(view: ClaimView) -> None:
 
 
 def _fill(view: ClaimView) -> None:
+    """Each placeholder of the author's sentence, with its value shown as its format asks."""
     code_spans = _in_code_spans(view.claim.text)
     for placeholder in view.claim.placeholders:
         name = placeholder.name
@@ -226,6 +252,4 @@ def _in_code_spans(text: str) -> set[str]:
     return {name for span in re.findall(r"`([^`]*)`", text) for name in re.findall(r"\{(\w+)[^}]*\}", span)}
 
 
-def _outcome(assertion, view: ClaimView) -> Outcome:
-    results, problem = view.context.results.for_decision(assertion.file)
-    return evaluate(assertion, results, problem, view.context.budget)
+

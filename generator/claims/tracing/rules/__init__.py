@@ -8,11 +8,12 @@ the rule's code, in text, JSON and GitHub output. docs/rules.md is generated fro
 they are registered here: a reader meets the cause (a path that does not resolve) before its
 consequences.
 
-Modules: `sources` (each source holds and each value is used), `predicates` (comparisons held by
+Modules: `frames` (a frame is computed and written), `sources` (each source holds and each value is used), `predicates` (comparisons held by
 predicates that can fail), `placeholders` (formats, text from results, links), `attribution` (a
 value beside its row, baseline, query and query set), `statistic` (a value named as the statistic
 it is), `subjects` (a source supports only what it speaks of), `costs` (a cost says how it was
-measured), `licensing` (assertive words licensed by assertions that hold), `identity` (which model
+measured), `licensing` (the author's words carry no result), `prose` (free prose beside a result entity keeps to a
+closed vocabulary), `identity` (which model
 ran, what a count counts), `decisions` (verdicts computed by triggers) and `numbers` (every
 numeral from evidence).
 """
@@ -27,8 +28,11 @@ from typing import Callable, Iterable
 from generator.claims.tracing.view import ClaimView, Finding
 
 # The rule modules, in the order their rules run.
-FAMILIES = ("sources", "predicates", "placeholders", "attribution", "statistic", "subjects", "costs",
-            "licensing", "identity", "decisions", "numbers")
+FAMILIES = ("frames", "sources", "predicates", "placeholders", "attribution", "statistic", "subjects", "costs",
+            "licensing", "prose", "identity", "decisions", "numbers")
+# The families a frame is held to: the package wrote its words, so only whether it was computed and
+# written is the frame's to answer for.
+FRAME_FAMILIES = ("frames",)
 _CODE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*\Z")
 
 
@@ -90,5 +94,8 @@ def by_code(code: str) -> Rule:
 
 
 def findings(view: ClaimView) -> list[Finding]:
-    """Every rule's findings on one claim, in registry order."""
-    return [Finding(entry.code, message) for entry in registry() for message in entry.check(view)]
+    """Every rule's findings on one claim, in registry order: a frame's rules for a frame, every
+    other rule for the author's words."""
+    framed = view.claim.frame is not None
+    return [Finding(entry.code, message) for entry in registry()
+            if (entry.family in FRAME_FAMILIES) == framed for message in entry.check(view)]

@@ -104,7 +104,7 @@ def _known_models(view: ClaimView) -> dict[str, set[str]]:
     """{alias: model ids it names}, over every model the cited files ran or the design names."""
     files = _cited_files(view)
     return view.context.shared(("known models", tuple(results.name for results in files)),
-                               lambda: _aliases_of(view.context.design_dir, files))
+                               lambda: aliases_of_files(view.context.design_dir, files))
 
 
 def _ran_by(results, row: str, context) -> set[str]:
@@ -112,7 +112,8 @@ def _ran_by(results, row: str, context) -> set[str]:
                           lambda: {model_id.lower() for model_id in row_models(results.model, row)})
 
 
-def _aliases_of(design_dir, files: list) -> dict[str, set[str]]:
+def aliases_of_files(design_dir, files: list) -> dict[str, set[str]]:
+    """{alias: model ids it names} of every model `files` ran and the design names."""
     ids: set[str] = set(_design_models(str(design_dir)))
     for results in files:
         for row in results.model.row_names:
@@ -125,7 +126,7 @@ def _aliases_of(design_dir, files: list) -> dict[str, set[str]]:
 
 
 def _cited_files(view: ClaimView) -> list:
-    names = {source.file for source in view.claim.measured_sources} | {a.file for a in view.claim.asserts}
+    names = {source.file for source in view.claim.measured_sources}
     return [results for name in sorted(names) if (results := view.results_of(name)) is not None]
 
 
@@ -164,7 +165,7 @@ def _clause_at(text: str, start: int) -> str:
 @rule("model-named", "A model named is the model that ran")
 def model_named(view: ClaimView) -> list[str]:
     """A model the sentence names (outside a quote of a design document) is the manifest's model of
-    a row whose values the sentence shows or asserts on (its table entry's model, the model it was
+    a row whose values the sentence shows (its table entry's model, the model it was
     fine-tuned from, the models a fusion row fuses). A sentence that shows no row's values names a
     model a measured row ran or its design quote names. A model that did not run is named only in a
     clause that says so ("cannot be loaded", "was not measured")."""
@@ -172,7 +173,7 @@ def model_named(view: ClaimView) -> list[str]:
     mentions = _mentions(text, _known_models(view))
     if not mentions:
         return []
-    rows = set().union(*(rows_of(value) for value in view.shown), *(a.rows() for a in view.claim.asserts))
+    rows = set().union(*(rows_of(value) for value in view.shown))
     files = _cited_files(view)
     quoted = " ".join(view.quotes).lower()
     ran: dict[str, set[str]] = {}

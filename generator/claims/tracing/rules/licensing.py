@@ -1,34 +1,20 @@
-"""Licensing: a sentence says only what its assertions compute. Every assertive word (direction,
-significance, no difference, equivalence, magnitude, budget fit, cause; the lexicon's classes
-with a `licensed_by`, generator/lexicons/*.yaml, in English and every language the ledger
-declares) must be licensed by an assertion of the class's kind that holds
-(generator.claims.tracing.outcomes), for the rows the sentence names around the word, in the
-order it names them, on a metric it names and the query set it shows.
+"""Licensing: the author's words carry no result. A sentence that compares rows, qualifies a
+difference, claims equivalence or non-inferiority, or fits a budget is a frame the package writes
+(generator.claims.frames); in the author's own words (`ClaimView.own_words`: canonical, values
+filled from results and whole design quotes blanked) every word of an assertive class (direction,
+significance, no difference, equivalence, magnitude, budget fit; the lexicon's classes whose
+`licensed_by` is a result, generator/lexicons/*.yaml, in English and every language the ledger
+declares) is refused, with the frame that would say it. The lexicon is the second net over free
+prose: the closed rule is generator.claims.tracing.rules.prose.
 
-How a word is read:
+Two classes remain the author's to use, each with its own licence:
 
-- in the author's words only (`ClaimView.own_words`: canonical, values filled from results and
-  spans quoted from a design document blanked), sentence by sentence;
-- where one class's word holds another's ("no significant difference", "no worse than"), the
-  longer one is read (the lexicon's `overrides`);
-- negated ("does not beat", "not significantly") it asks for what it negates: "does not beat"
-  is licensed by `lower` or `indistinguishable`, "not significant" by `indistinguishable`;
-- its rows: the last row named before the word is the first row of the assertion, the first
-  named after it the second ("team-okapi beats hybrid" needs `higher: team-okapi, than:
-  hybrid`); for `distinguishable`, `indistinguishable` and `equivalent` the order is free;
-- "not distinguishable" never licenses "as good as": equivalence needs `equivalent`, a two
-  one-sided test against a margin a design document fixed.
+- a cause ("because", "due to", "leads to") only with a quoted design source: the design's
+  mechanism, never the results, says why;
+- "pre-registered" (fixed before the results, in advance) only with cited decisions whose rules
+  the design freeze holds from before any results.
 
-A cause ("because", "due to", "leads to") is licensed by a quoted design source only: the design's
-mechanism, never the results, says why. "Pre-registered" (fixed before the results, in advance)
-is licensed only by cited decisions whose rules the design freeze holds from before any results.
-
-A direction between no rows ("the alternative we beat", in a sentence that names no row and shows
-no row's value) says nothing of the results and needs no assertion.
-
-Limits: the rules read words, not grammar. A sentence can still mislead with words no class holds,
-and a row named only by a pronoun is not a row here (the word is then licensed by any assertion of
-its kind that holds).
+A sentence that speaks of a correction for many comparisons shows only corrected p-values.
 """
 
 from __future__ import annotations
@@ -38,22 +24,13 @@ import re
 from dataclasses import dataclass
 
 from generator import lexicon
-from generator.claims.language.assertions import KINDS, SYMMETRIC
-from generator.claims.tracing.naming import rows_in_order, rows_of
-from generator.claims.tracing.outcomes import Outcome
+from generator.claims.tracing.naming import rows_in_order
 from generator.claims.tracing.rules import rule
-from generator.claims.tracing.rules.statistic import names_metric
 from generator.claims.tracing.view import ClaimView
 
-# What a negated word asks for: "does not beat" is true when the row is below, or not told apart.
-NEGATED = {"higher": ("lower", "indistinguishable"), "lower": ("higher", "indistinguishable"),
-           "distinguishable": ("indistinguishable",), "indistinguishable": ("distinguishable",),
-           "equivalent": ("lower", "distinguishable"), "within_budget": ("over_budget",),
-           "over_budget": ("within_budget",)}
 DESIGN_QUOTE = "design quote"
 PREREGISTERED = "preregistered decision"
 _SENTENCE_END = re.compile(r"[.!?;](?=\s|$)")
-_METRIC_FAMILY = re.compile(r"(?<![\w@])(n?dcg|recall|precision|mrr|map|p)@(\d+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -70,10 +47,6 @@ class WordUse:
     others: frozenset[str]  # every other row its sentence names
     sentence: str
 
-    @property
-    def kinds(self) -> tuple[str, ...]:
-        kind = self.word_class.licensed_by or ""
-        return NEGATED.get(kind, (kind,)) if self.negated else (kind,)
 
 
 def _languages(view: ClaimView) -> tuple[str, ...]:
@@ -95,7 +68,7 @@ def _licensed_classes(languages: tuple[str, ...]) -> dict[str, lexicon.WordClass
     classes: dict[str, lexicon.WordClass] = {}
     for language in languages:
         for name, word_class in lexicon.assertive(language).items():
-            if word_class.licensed_by in (*KINDS, DESIGN_QUOTE, PREREGISTERED):
+            if word_class.licensed_by:
                 classes.setdefault(name, word_class)
     return classes
 
@@ -130,95 +103,22 @@ def word_uses(view: ClaimView) -> list[WordUse]:
     return uses
 
 
-def _metrics_named(sentence: str) -> list[tuple[str, str | None]]:
-    """(family, cutoff) of each metric the sentence names; a bare family ("nDCG") has no cutoff."""
-    named = [(match.group(1).lower(), match.group(2)) for match in _METRIC_FAMILY.finditer(sentence)]
-    for family in ("ndcg", "recall", "precision", "mrr"):
-        if re.search(rf"(?<![\w@]){family}(?![\w@])", sentence, re.IGNORECASE):
-            named.append((family, None))
-    return named
-
-
-def _on_metric(sentence: str, metric: str | None) -> bool:
-    """The assertion's metric is one the sentence names, or the sentence names none."""
-    named = _metrics_named(sentence)
-    if not named or metric is None:
-        return True
-    if names_metric(sentence, metric):
-        return True
-    family = metric.split("@")[0].lower()
-    return any(name == family and cutoff is None for name, cutoff in named) and not any(
-        name == family and cutoff is not None for name, cutoff in named)
-
-
-def _fits(use: WordUse, outcome: Outcome, view: ClaimView) -> str | None:
-    """Why a holding assertion of the right kind does not license this word, or None."""
-    assertion = outcome.assertion
-    kind = assertion.kind
-    rows = assertion.rows()
-    if kind in SYMMETRIC:
-        wanted = {row for row in (use.subject, use.object) if row}
-        if not wanted <= set(rows):
-            return f"it is about {' and '.join(rows)}, the sentence about {' and '.join(sorted(wanted))}"
-    elif kind in ("within_budget", "over_budget"):
-        # A time's row is named anywhere in the sentence ("the reranker ... takes 3,535 ms, over the budget").
-        named = {row for row in (use.subject, use.object) if row} | use.others
-        if named and assertion.row not in named:
-            return f"it is about {assertion.row}, the sentence about {', '.join(sorted(named))}"
-    else:
-        if use.subject and use.subject != assertion.row:
-            return (f"it puts {assertion.row} first, the sentence names {use.subject} first" if use.subject in rows
-                    else f"it is about {assertion.row}, the sentence about {use.subject}")
-        if use.object and use.object != assertion.other:
-            return f"it compares with {assertion.other}, the sentence with {use.object}"
-        if not use.object and use.others and assertion.other not in use.others:
-            return f"it compares with {assertion.other}, which the sentence does not name"
-    if not _on_metric(use.sentence, assertion.metric):
-        return f"it is on {assertion.metric}, a metric the sentence does not name"
-    sets = {value.query_set for value in view.shown if value.query_set}
-    if sets and assertion.file not in sets:
-        return f"it reads {assertion.file}, the sentence shows values of {', '.join(sorted(sets))}"
-    if use.word_class.name in ("significance", "no_difference", "magnitude") and _says_correction(view) \
-            and kind in ("distinguishable", "indistinguishable") and assertion.correction != "holm":
-        return "the sentence speaks of a correction, the assertion reads the uncorrected test (add `correction: holm`)"
-    return None
-
-
 def _says_correction(view: ClaimView) -> re.Match | None:
     return lexicon.pattern("correction", _languages(view)).search(view.own_words)
 
 
-def _example(use: WordUse) -> str:
-    kind = use.kinds[0]
-    first = use.subject or "ROW"
-    partner = KINDS.get(kind)
-    if partner is None:
-        return f"{{{kind}: {first}, budget: NAME}}"
-    second = use.object or next(iter(sorted(use.others)), "OTHER")
-    extra = ", margin: NAME" if kind == "equivalent" else ""
-    return f"{{{kind}: {first}, {partner}: {second}, metric: METRIC{extra}}}"
+# The frame that says what a word of each class says (the finding's fix).
+FRAME_FOR = {"higher": "comparison", "lower": "comparison", "distinguishable": "comparison (its test decides "
+             "'significantly')", "indistinguishable": "comparison", "equivalent": "equivalence or noninferiority",
+             "within_budget": "budget", "over_budget": "budget"}
 
 
-@rule("assertion-holds", "Every assertion holds")
-def assertion_holds(view: ClaimView) -> list[str]:
-    """Each assertion the claim declares (`asserts:`) is evaluated from the results and the design;
-    one that does not hold, or cannot be evaluated (a row not measured, a metric or a budget the
-    files do not hold), makes the claim untraceable."""
-    found = []
-    for outcome in view.outcomes:
-        if outcome.holds is False:
-            found.append(f"asserts {outcome.assertion.text()}, but the results say otherwise: {outcome.read}")
-        elif outcome.holds is None:
-            found.append(f"asserts {outcome.assertion.text()}, which cannot be evaluated: {outcome.read}")
-    return found
-
-
-@rule("word-licensed", "Every assertive word is licensed by an assertion that holds")
+@rule("word-licensed", "The author's words carry no result")
 def word_licensed(view: ClaimView) -> list[str]:
     """A word of an assertive class (beats, significantly, as good as, clearly, fits the budget,
-    because, ...) is licensed by an assertion of its class's kind that holds, on the rows the
-    sentence names around it, in that order, on a metric it names and the query set it shows; a
-    cause only by a quoted design source."""
+    ...) is a result only a frame may state: the package writes the sentence from the computed
+    result. A cause needs a quoted design source; "pre-registered" a decision frozen before any
+    results."""
     found = []
     for use in word_uses(view):
         if use.word_class.licensed_by == PREREGISTERED:
@@ -231,27 +131,9 @@ def word_licensed(view: ClaimView) -> list[str]:
                 found.append(f"the sentence says {use.word!r}, a cause, which only a design document's mechanism can "
                              "state: quote it (a design source), or say what was measured without the cause")
             continue
-        if use.word_class.licensed_by in ("higher", "lower") and not (use.subject or use.object or use.others) \
-                and not any(rows_of(value) for value in view.shown):
-            continue    # "the alternative we beat": a direction between no rows says nothing of the results
-        candidates = [outcome for outcome in view.outcomes if outcome.assertion.kind in use.kinds]
-        holding = [outcome for outcome in candidates if outcome.licenses]
-        misfits = [(outcome, _fits(use, outcome, view)) for outcome in holding]
-        if any(why is None for _, why in misfits):
-            continue
-        said = f"the sentence says {use.word!r}" + (" (negated)" if use.negated else "")
-        if misfits:
-            outcome, why = misfits[0]
-            found.append(f"{said}, but the assertion that holds ({outcome.assertion.text()}) does not license it: "
-                         f"{why}")
-        elif candidates:
-            outcome = candidates[0]
-            state = "does not hold" if outcome.holds is False else "cannot be evaluated"
-            found.append(f"{said}, but {outcome.assertion.text()} {state} ({outcome.read}): the words must say what "
-                         "the results computed")
-        else:
-            found.append(f"{said} ({use.word_class.meaning}), which only an assertion that holds can license: "
-                         f"declare it under `asserts:`, e.g. - {_example(use)}")
+        frame = FRAME_FOR.get(use.word_class.licensed_by or "", "frame")
+        found.append(f"the sentence says {use.word!r} ({use.word_class.meaning}): a result only the package writes; "
+                     f"state it as a frame ({frame}: docs/claims.md, 'Frames')")
     return found
 
 

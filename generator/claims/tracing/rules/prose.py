@@ -1,0 +1,166 @@
+"""Free prose: the closed rule over the author's own words (generator.claims.language.prose).
+
+A claim that is not a frame is the author's words, shown to the reader as such. When those words
+name a result entity (a row or its alias, a metric, a model, a query set, a decision), they may
+carry no number and no word outside the closed vocabulary: function words, the frozen design's
+words (by stem), the schema's meaning of a value the sentence places, and never a word that
+compares, counts or qualifies. Quoted spans count as the design's words only when a span is a
+whole quote the claim cites (a fragment of a rule, quoted, is the author's word for it).
+"""
+
+from __future__ import annotations
+
+import re
+
+from generator.characters import fold
+from generator.claims.language import prose
+from generator.claims.language.visible import PLACED_CLOSE, PLACED_OPEN
+from generator.claims.record.design import reduce_markdown
+from generator.claims.tracing.rules import rule
+from generator.claims.tracing.rules.identity import aliases_of_files
+from generator.claims.tracing.view import BLANK, ClaimView
+from generator.core.rows import KIND_WORDS
+from generator.fileio import sha256_text
+from generator.memo import book
+from generator.numerals import find_numerals
+
+_QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]+)[\"\u201d]")
+MAX_LISTED = 4
+
+
+def _own_words(view: ClaimView) -> str:
+    """The canonical sentence with every placed value blanked and every whole cited design quote
+    (between quotation marks) blanked to spaces of the same length."""
+    pieces = re.split(f"({PLACED_OPEN}[^{PLACED_CLOSE}]*{PLACED_CLOSE})", view.visible.text)
+    text = "".join(BLANK if piece.startswith(PLACED_OPEN) else fold(piece) for piece in pieces)
+    quotes = {_normal(quote) for quote in view.quotes}
+
+    def drop(match: re.Match) -> str:
+        return " " * len(match.group(0)) if _normal(match.group(1)) in quotes else match.group(0)
+    return _QUOTED.sub(drop, text)
+
+
+def _normal(text: str) -> str:
+    return " ".join(fold(reduce_markdown(text)).lower().split()).rstrip(".")
+
+
+def _entity_names(view: ClaimView) -> frozenset[str]:
+    """Every name of a result entity in this project: rows and their kinds' words, models and their
+    aliases, query sets in the ledger's languages, decisions."""
+    context = view.context
+
+    def compute() -> frozenset[str]:
+        files = context.all_results()
+        names = {word for words in KIND_WORDS.values() for word in words}
+        for results in files:
+            names |= set(results.model.row_names)
+        names |= set(aliases_of_files(context.design_dir, files))
+        for language in ("en", *context.languages):
+            names |= set(prose.query_set_words(language))
+        names |= {row.trigger.decision for row in context.decisions}
+        return frozenset(name for name in names if name)
+    return context.shared(("prose entities",), compute)
+
+
+def _design_stems(view: ClaimView, language: str) -> frozenset[str]:
+    """The stems of the frozen design's words, remembered by the design's text."""
+    def compute() -> frozenset[str]:
+        text = view.context.design.all_text()
+        remembered = book("design stems").get(f"{language}:{sha256_text(text)}",
+                                              lambda: sorted(prose.vocabulary(text, language)))
+        return frozenset(remembered)
+    return view.context.shared(("design stems", language), compute)
+
+
+def _entities(view: ClaimView, text: str) -> list[tuple[int, int, str]]:
+    pattern = view.context.shared(("prose entity pattern",), lambda: prose.entity_pattern(_entity_names(view)))
+    found = [(match.start(), match.end(), match.group(0)) for match in pattern.finditer(text)] if pattern else []
+    found += [(match.start(), match.end(), match.group(0)) for match in prose.METRIC.finditer(text)]
+    outcomes = view.context.outcomes
+    if outcomes is not None:
+        found += [(match.start(), match.end(), match.group(0)) for match in outcomes.finditer(text)]
+    return sorted(found)
+
+
+def _blanked(text: str, spans: list[tuple[int, int, str]]) -> str:
+    chars = list(text)
+    for start, end, _ in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def _schema_words(view: ClaimView, language: str) -> frozenset[str]:
+    meanings = []
+    for value in view.shown:
+        location = value.location
+        if location is None:
+            continue
+        meanings.append(location.block.meaning)
+        if location.field is not None:
+            meanings.append(getattr(location.field, "meaning", "") or "")
+    return prose.vocabulary(" ".join(meanings), language)
+
+
+def _names(spans: list[tuple[int, int, str]]) -> str:
+    return ", ".join(dict.fromkeys(name for _, _, name in spans))
+
+
+@rule("prose-number", "Free prose names no result entity with a number")
+def prose_number(view: ClaimView) -> list[str]:
+    """The author's words that name a row, a metric, a model, a query set or a decision carry no
+    numeral of their own (a value the tool places is not theirs): a figure about a result is a
+    frame's, placed by the package."""
+    if view.claim.frame is not None:
+        return []
+    text = _own_words(view)
+    entities = _entities(view, text)
+    if not entities:
+        return []
+    numerals = find_numerals(_blanked(text, entities), view.context.identifiers)
+    if not numerals:
+        return []
+    shown = ", ".join(repr(numeral.token) for numeral in numerals[:MAX_LISTED])
+    return [f"the author's words name {_names(entities)} together with the number {shown}: a figure about a result "
+            "is placed by the package (a frame: docs/claims.md, 'Frames'), or quote the whole design sentence"]
+
+
+@rule("prose-words", "Free prose beside a result entity keeps to a closed vocabulary")
+def prose_words(view: ClaimView) -> list[str]:
+    """The author's words that name a row, a metric, a model, a query set or a decision use only
+    function words, the frozen design's words and the schema's meaning of the values they place,
+    and no word that compares, counts or qualifies (generator.claims.language.prose): whatever a
+    sentence says of a result beyond naming it is a frame the package writes."""
+    if view.claim.frame is not None:
+        return []
+    text = _own_words(view)
+    entities = _entities(view, text)
+    if not entities:
+        return []
+    language = view.claim.language
+    rest = _blanked(text, entities)
+    allowed = prose.function_words(language)
+    design = _design_stems(view, language)
+    schema = _schema_words(view, language)
+    refused = {stem for code in {language, "en", *view.context.languages} for stem in prose.never_neutral(code)}
+    comparing, outside = [], []
+    for _, _, word in prose.words(rest):
+        lowered = word.lower()
+        stem = prose.stem(word, language)
+        if stem in refused or prose.stem(word, "en") in refused:
+            comparing.append(word)
+        elif lowered in allowed:
+            continue
+        elif stem not in design and stem not in schema:
+            outside.append(word)
+    found = []
+    if comparing:
+        listed = ", ".join(repr(word) for word in dict.fromkeys(comparing))
+        found.append(f"the author's words name {_names(entities)} together with {listed}, which compares, counts or "
+                     "qualifies: only a frame says that (docs/claims.md, 'Frames')")
+    if outside:
+        listed = ", ".join(repr(word) for word in list(dict.fromkeys(outside))[:MAX_LISTED])
+        found.append(f"the author's words name {_names(entities)} together with {listed}, outside the closed "
+                     "vocabulary (function words, the frozen design's words, the schema's meaning of a placed value): "
+                     "say what the result is with a frame, quote the design's whole sentence, or leave the result "
+                     "entity out")
+    return found
