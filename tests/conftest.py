@@ -101,6 +101,10 @@ Hybrid uses RRF with constant 60 over both top-50 lists.
 ## Reranking
 
 The cross-encoder reorders the same 50 candidates; nothing enters or leaves.
+
+## Rows
+
+The rows are dense, sparse, hybrid and hybrid+rerank; a row that was not measured gives no figure.
 """
 
 
@@ -251,7 +255,7 @@ CLAIMS = """\
     output: readout
     section: verdict
     kind: evaluative
-    text: "Hybrid reaches nDCG@5 {hybrid:.3f} against dense {dense:.3f}."
+    text: "Hybrid's nDCG@5 is {hybrid:.3f} and dense's is {dense:.3f}."
     sources:
       - measured:
           values: {hybrid: "table[search=hybrid].nDCG@5", dense: "table[search=dense].nDCG@5"}
@@ -260,7 +264,7 @@ CLAIMS = """\
     output: readout
     section: results
     kind: factual
-    text: "Hybrid fuses both lists with RRF constant 60."
+    text: 'The decision records say: "Hybrid uses RRF with constant 60 over both top-50 lists."'
     sources:
       - design: {document: decisions.md, quote: "Hybrid uses RRF with constant 60 over both top-50 lists."}
   - id: rerank-not-measured
@@ -293,14 +297,14 @@ CLAIMS = """\
     output: teachback
     section: candidates
     kind: factual
-    text: "The cross-encoder reorders the *same* candidates; nothing enters or leaves."
+    text: 'The design: "The cross-encoder reorders the *same* 50 candidates; nothing enters or leaves."'
     sources:
       - design: {document: decisions.md, quote: "The cross-encoder reorders the same 50 candidates; nothing enters or leaves."}
   - id: happened-hybrid
     output: aar
     section: happened
     kind: performance
-    text: "Hybrid reached nDCG@5 {hybrid:.3f}."
+    text: "Hybrid's nDCG@5 is {hybrid:.3f}."
     sources:
       - measured:
           values: {hybrid: "table[search=hybrid].nDCG@5"}

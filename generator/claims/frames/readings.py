@@ -298,7 +298,8 @@ class Reader:
         reading.facts["quantifier"] = ("all" if wins == total else "none" if wins == 0
                                        else "most" if wins * 2 > total else "some")
         reading.figures.update(wins=Figure("count", wins), ties=Figure("count", ties),
-                               losses=Figure("count", losses), total=Figure("count", total, noun="query"))
+                               losses=Figure("count", losses), total=Figure("count", total, noun="query"),
+                               total_plain=Figure("count", total))
         for key in ("wins", "ties", "losses"):
             _measured(reading, self.frame.file, f"{where}.{key}", stats.get(key))
         return reading

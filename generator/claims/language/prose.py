@@ -35,8 +35,9 @@ from generator.characters import fold
 LEXICON_DIR = Path(__file__).resolve().parent.parent.parent / "lexicons"
 # Snowball's name of each ledger language's stemmer.
 STEMMERS = {"en": "english", "de": "german", "fr": "french", "es": "spanish", "nl": "dutch"}
-# A word: letters, with an inner apostrophe or hyphenated parts read one by one.
-WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?", re.UNICODE)
+# A word: letters and digits, with an inner apostrophe; hyphenated parts are read one by one. A word
+# that holds a digit (q01, p95, v1) is an identifier or a numeral, which generator.numerals reads.
+WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?", re.UNICODE)
 METRIC = re.compile(r"(?<![\w@])(?:n?dcg|recall|precision|mrr|map|r-precision|success|hits?)(?:@\d+)?(?![\w@])",
                     re.IGNORECASE)
 
@@ -46,7 +47,7 @@ def _data(language: str) -> dict:
     path = LEXICON_DIR / f"{language}.yaml"
     with path.open(encoding="utf-8") as handle:
         data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    for key in ("function_words", "never_neutral", "query_sets"):
+    for key in ("function_words", "never_neutral", "query_sets", "statistic_words"):
         odd = [word for word in data.get(key, ()) if not isinstance(word, str)]
         if odd:   # YAML 1.1 reads a bare `no` or `on` as a boolean: the file must quote it
             raise ValueError(f"{path.name}: {key} holds {odd[0]!r}, not a word: quote it")
@@ -65,8 +66,16 @@ def stem(word: str, language: str) -> str:
 
 
 def words(text: str) -> list[tuple[int, int, str]]:
-    """Each word of `text` (letters only; digits are numerals, read by generator.numerals)."""
-    return [(match.start(), match.end(), match.group(0)) for match in WORD.finditer(text)]
+    """Each word of `text` (a token with a digit is a numeral or an identifier: generator.numerals)."""
+    return [(match.start(), match.end(), match.group(0)) for match in WORD.finditer(text)
+            if not any(char.isdigit() for char in match.group(0))]
+
+
+@functools.lru_cache(maxsize=None)
+def statistic_words(language: str) -> frozenset[str]:
+    """The stems of the words that name a statistic (mean, change, interval, ceiling): free beside
+    a placed value whose schema meaning uses them, never on their own."""
+    return frozenset(stem(word, language) for word in _data(language).get("statistic_words", ()))
 
 
 @functools.lru_cache(maxsize=None)

@@ -30,6 +30,7 @@ from generator.claims.record.triggers import DecisionRow
 from generator.claims.tracing.context import CheckContext
 from generator.claims.tracing.report import AUTHOR, FRAME, ORIGINS, QUOTE, CheckReport, ClaimResult
 from generator.claims.tracing.rules import findings
+from generator.claims.tracing.rules.prose import closed_rule_problems
 from generator.claims.tracing.view import build_view
 from generator.errors import InputError
 from generator.fileio import display_path, sha256_file
@@ -98,13 +99,37 @@ def check_ledger(ledger: Ledger, project: Project, freeze_log: Any = None
     """Check every claim; returns the results (ledger order), the sha256 of each results file read
     and every decision record's trigger, evaluated (with what the design freeze `freeze_log` says
     of its rule)."""
+    context = ledger_context(ledger, project, freeze_log)
+    checked = [check_claim(claim, context) for claim in ledger.claims]
+    return checked, context.results.sha256(), context.decisions
+
+
+def ledger_context(ledger: Ledger, project: Project, freeze_log: Any = None) -> CheckContext:
+    """What every claim of one check shares, the claims' placement in readout.yaml checked first."""
     ledger_display = display_path(ledger.path)
     _check_placement(ledger, project, ledger_display)
-    context = CheckContext(project, ledger_display, ledger.languages, tuple(claim.id for claim in ledger.claims),
-                           freeze_log)
-    checked = [check_claim(claim, context) for claim in ledger.claims]
-    decisions = context.decisions
-    return checked, context.results.sha256(), decisions
+    return CheckContext(project, ledger_display, ledger.languages, tuple(claim.id for claim in ledger.claims),
+                        freeze_log)
+
+
+def label_problems(project: Project, ledger: Ledger, context: CheckContext) -> list[str]:
+    """Section titles and strike reasons are read by the reader too: beside a result entity they
+    keep to the closed rule of free prose (generator.claims.tracing.rules.prose), or a heading
+    ("Hybrid takes the cake") would carry the claim no ledger sentence may."""
+    problems = []
+    for output_name, spec in (project.outputs or {}).items():
+        for section in spec.sections:
+            for _code, message in closed_rule_problems(context, fold(section.title), "en", what="the title names"):
+                problems.append(f"{display_path(project.config_path)}: outputs.{output_name}, section {section.id}: "
+                                f"{message}")
+    ledger_display = display_path(ledger.path)
+    for claim in ledger.claims:
+        if claim.strike_reason:
+            for _code, message in closed_rule_problems(context, fold(claim.strike_reason), claim.language,
+                                                       what="the strike reason names"):
+                problems.append(f"{ledger_display}:{claim.field_lines.get('strike_reason', claim.line)}: claim "
+                                f"{claim.id}: {message}")
+    return problems
 
 
 def check_project(project: Project, *, record_history: bool = False, now: datetime | None = None,
@@ -124,7 +149,10 @@ def _check_project(project: Project, record_history: bool, now: datetime | None)
     written = find_repeats((claim.id, claim.output, claim.frame.key() if claim.frame else claim.text)
                            for claim in ledger.claims)
     log = read_freeze_log(project)
-    checked, inputs, decisions = check_ledger(ledger, project, log)
+    context = ledger_context(ledger, project, log)
+    checked = [check_claim(claim, context) for claim in ledger.claims]
+    inputs, decisions = context.results.sha256(), context.decisions
+    problems_of_labels = label_problems(project, ledger, context)
     # The same sentence for a reader is a repeat however its source spells it (placeholders renamed,
     # a look-alike letter, a soft hyphen): compared as rendered, canonical.
     rendered = find_repeats((result.claim.id, result.claim.output, result.canonical_text) for result in checked)
@@ -156,6 +184,7 @@ def _check_project(project: Project, record_history: bool, now: datetime | None)
         by_origin=_score(counted, origin_of, ORIGINS),
         first_draft=first_draft_score(history), freeze_ok=not problems,
         freeze_problems=problems, history_problems=history.problems, ledger_sha256=ledger.sha256,
+        label_problems=problems_of_labels,
         design_freeze_sha256=sha256_file(project.freeze_path) if project.freeze_path.exists() else None,
         inputs_sha256=inputs, ledger_path=ledger.path, history_recorded=recorded, freeze_documents=current,
         decisions=decisions, anchoring=anchoring, freeze_entries=list(log.entries) if log is not None else [])

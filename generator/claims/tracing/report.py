@@ -78,6 +78,8 @@ class CheckReport:
     history_recorded: bool = False
     freeze_documents: dict[str, str] = field(default_factory=dict)
     history_problems: list[str] = field(default_factory=list)
+    # Section titles and strike reasons that carry a result beside a result entity (the closed rule).
+    label_problems: list[str] = field(default_factory=list)
     # Every decision record's reversal trigger, evaluated on the results (generator.claims.record.triggers).
     decisions: list[DecisionRow] = field(default_factory=list)
     # What git shows of the order of design, first draft and results (generator.claims.record.anchoring),
@@ -90,7 +92,7 @@ class CheckReport:
 
     @property
     def ok(self) -> bool:
-        return not self.failing() and self.freeze_ok and not self.history_problems
+        return not self.failing() and self.freeze_ok and not self.history_problems and not self.label_problems
 
     def result(self, claim_id: str) -> ClaimResult:
         for result in self.results:
@@ -125,6 +127,7 @@ def failure_lines(report: CheckReport) -> list[str]:
              for result in report.failing()]
     lines.extend(f"design freeze: {problem}" for problem in report.freeze_problems)
     lines.extend(f"trace history: {problem}" for problem in report.history_problems)
+    lines.extend(f"label: {problem}" for problem in report.label_problems)
     return lines
 
 
@@ -234,6 +237,9 @@ def summary_lines(report: CheckReport) -> list[str]:
     if report.history_problems:
         failures.append(f"first-draft history does not prove itself ({len(report.history_problems)} "
                         f"problem{'s' if len(report.history_problems) != 1 else ''})")
+    if report.label_problems:
+        failures.append(f"{len(report.label_problems)} of the titles and strike reasons "
+                        f"carr{'ies' if len(report.label_problems) == 1 else 'y'} a result")
     if failures:
         lines.append("Check failed: " + "; ".join(failures))
     elif report.struck:
@@ -255,6 +261,7 @@ def format_text(report: CheckReport) -> str:
                      "output word for word: counted once in the trace score")
     lines.extend(report.freeze_problems)
     lines.extend(report.history_problems)
+    lines.extend(report.label_problems)
     lines.extend(decision_lines(report))
     lines.extend(order_lines(report))
     lines.extend(summary_lines(report))
@@ -277,7 +284,8 @@ def format_github(report: CheckReport) -> str:
             title = _escape_property(f"{finding.code}: claim {result.claim.id} ({result.claim.kind})")
             lines.append(f"::error file={_escape_property(ledger_display)},line={result.claim.line},"
                          f"title={title}::{_escape_data(finding.message)}")
-    for title, problems in (("design freeze", report.freeze_problems), ("trace history", report.history_problems)):
+    for title, problems in (("design freeze", report.freeze_problems), ("trace history", report.history_problems),
+                            ("label", report.label_problems)):
         for problem in problems:
             name, _, message = problem.partition(": ")
             lines.append(f"::error file={_escape_property(name.rstrip('/'))},title={title}::{_escape_data(message)}")
@@ -316,6 +324,7 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
         "freeze": {"ok": report.freeze_ok, "problems": report.freeze_problems,
                    "sha256": report.design_freeze_sha256},
         "history": {"ok": not report.history_problems, "problems": report.history_problems},
+        "labels": {"ok": not report.label_problems, "problems": report.label_problems},
         "inputs_sha256": report.inputs_sha256, "history_recorded": report.history_recorded,
         "decisions": [row.as_dict() for row in report.decisions],
         "order": {"git": report.anchoring.git,

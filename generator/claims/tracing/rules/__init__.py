@@ -9,7 +9,8 @@ they are registered here: a reader meets the cause (a path that does not resolve
 consequences.
 
 Modules: `frames` (a frame is computed and written), `sources` (each source holds and each value is used), `predicates` (comparisons held by
-predicates that can fail), `placeholders` (formats, text from results, links), `attribution` (a
+predicates that can fail), `placeholders` (formats, text from results, links), `presentation` (a placed figure shown as what it is:
+its sign, its unit, never zero for a value that is not), `attribution` (a
 value beside its row, baseline, query and query set), `statistic` (a value named as the statistic
 it is), `subjects` (a source supports only what it speaks of), `costs` (a cost says how it was
 measured), `licensing` (the author's words carry no result), `prose` (free prose beside a result entity keeps to a
@@ -28,7 +29,7 @@ from typing import Callable, Iterable
 from generator.claims.tracing.view import ClaimView, Finding
 
 # The rule modules, in the order their rules run.
-FAMILIES = ("frames", "sources", "predicates", "placeholders", "attribution", "statistic", "subjects", "costs",
+FAMILIES = ("frames", "sources", "predicates", "placeholders", "presentation", "attribution", "statistic", "subjects", "costs",
             "licensing", "prose", "identity", "decisions", "numbers")
 # The families a frame is held to: the package wrote its words, so only whether it was computed and
 # written is the frame's to answer for.

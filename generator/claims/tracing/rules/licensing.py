@@ -29,6 +29,7 @@ from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import ClaimView
 
 DESIGN_QUOTE = "design quote"
+VERDICT = "decision"
 PREREGISTERED = "preregistered decision"
 _SENTENCE_END = re.compile(r"[.!?;](?=\s|$)")
 
@@ -68,7 +69,8 @@ def _licensed_classes(languages: tuple[str, ...]) -> dict[str, lexicon.WordClass
     classes: dict[str, lexicon.WordClass] = {}
     for language in languages:
         for name, word_class in lexicon.assertive(language).items():
-            if word_class.licensed_by:
+            # A verdict is the decisions family's to hold (a decision's outcome, word for word).
+            if word_class.licensed_by and word_class.licensed_by != VERDICT:
                 classes.setdefault(name, word_class)
     return classes
 

@@ -10,11 +10,12 @@ whole quote the claim cites (a fragment of a rule, quoted, is the author's word 
 
 from __future__ import annotations
 
+import json
 import re
 
 from generator.characters import fold
 from generator.claims.language import prose
-from generator.claims.language.visible import PLACED_CLOSE, PLACED_OPEN
+from generator.claims.language.visible import PLACED_CLOSE, PLACED_OPEN, UNFILLED_PLACEHOLDER
 from generator.claims.record.design import reduce_markdown
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.rules.identity import aliases_of_files
@@ -33,6 +34,7 @@ def _own_words(view: ClaimView) -> str:
     (between quotation marks) blanked to spaces of the same length."""
     pieces = re.split(f"({PLACED_OPEN}[^{PLACED_CLOSE}]*{PLACED_CLOSE})", view.visible.text)
     text = "".join(BLANK if piece.startswith(PLACED_OPEN) else fold(piece) for piece in pieces)
+    text = text.replace(UNFILLED_PLACEHOLDER, BLANK)   # a value the check could not place is no one's word
     quotes = {_normal(quote) for quote in view.quotes}
 
     def drop(match: re.Match) -> str:
@@ -44,10 +46,9 @@ def _normal(text: str) -> str:
     return " ".join(fold(reduce_markdown(text)).lower().split()).rstrip(".")
 
 
-def _entity_names(view: ClaimView) -> frozenset[str]:
+def _entity_names(context) -> frozenset[str]:
     """Every name of a result entity in this project: rows and their kinds' words, models and their
     aliases, query sets in the ledger's languages, decisions."""
-    context = view.context
 
     def compute() -> frozenset[str]:
         files = context.all_results()
@@ -62,21 +63,21 @@ def _entity_names(view: ClaimView) -> frozenset[str]:
     return context.shared(("prose entities",), compute)
 
 
-def _design_stems(view: ClaimView, language: str) -> frozenset[str]:
+def _design_stems(context, language: str) -> frozenset[str]:
     """The stems of the frozen design's words, remembered by the design's text."""
     def compute() -> frozenset[str]:
-        text = view.context.design.all_text()
+        text = context.design.all_text()
         remembered = book("design stems").get(f"{language}:{sha256_text(text)}",
                                               lambda: sorted(prose.vocabulary(text, language)))
         return frozenset(remembered)
-    return view.context.shared(("design stems", language), compute)
+    return context.shared(("design stems", language), compute)
 
 
-def _entities(view: ClaimView, text: str) -> list[tuple[int, int, str]]:
-    pattern = view.context.shared(("prose entity pattern",), lambda: prose.entity_pattern(_entity_names(view)))
+def _entities_in(context, text: str) -> list[tuple[int, int, str]]:
+    pattern = context.shared(("prose entity pattern",), lambda: prose.entity_pattern(_entity_names(context)))
     found = [(match.start(), match.end(), match.group(0)) for match in pattern.finditer(text)] if pattern else []
     found += [(match.start(), match.end(), match.group(0)) for match in prose.METRIC.finditer(text)]
-    outcomes = view.context.outcomes
+    outcomes = context.outcomes
     if outcomes is not None:
         found += [(match.start(), match.end(), match.group(0)) for match in outcomes.finditer(text)]
     return sorted(found)
@@ -89,7 +90,8 @@ def _blanked(text: str, spans: list[tuple[int, int, str]]) -> str:
     return "".join(chars)
 
 
-def _schema_words(view: ClaimView, language: str) -> frozenset[str]:
+def _schema_words(view: ClaimView) -> str:
+    """The results schema's meaning of each value the sentence places: words the author may use."""
     meanings = []
     for value in view.shown:
         location = value.location
@@ -98,11 +100,72 @@ def _schema_words(view: ClaimView, language: str) -> frozenset[str]:
         meanings.append(location.block.meaning)
         if location.field is not None:
             meanings.append(getattr(location.field, "meaning", "") or "")
-    return prose.vocabulary(" ".join(meanings), language)
+    return " ".join(meanings)
 
 
 def _names(spans: list[tuple[int, int, str]]) -> str:
     return ", ".join(dict.fromkeys(name for _, _, name in spans))
+
+
+def closed_rule_problems(context, text: str, language: str, schema: str = "",
+                         what: str = "the author's words name") -> list[tuple[str, str]]:
+    """What `text` (canonical, values blanked) says beside a result entity that the closed rule
+    refuses: a number, a word that compares, counts or qualifies, a word outside the vocabulary
+    (`schema`: the results schema's meaning of the values it places). Remembered by everything it
+    reads, so a check that has read a sentence before needs no stemmer."""
+    entities = _entities_in(context, text)
+    if not entities:
+        return []
+    key = json.dumps([text, language, schema, what, entities, sorted(context.languages),
+                      sha256_text(context.design.all_text())], ensure_ascii=False)
+    found = book("closed rule").get(sha256_text(key), lambda: _closed(context, text, entities, language, schema, what))
+    return [(code, message) for code, message in found]
+
+
+def _closed(context, text: str, entities: list, language: str, schema_text: str, what: str) -> list[list[str]]:
+    schema = prose.vocabulary(schema_text, language) if schema_text else frozenset()
+    found = []
+    rest = _blanked(text, entities)
+    numerals = find_numerals(rest, context.identifiers)
+    if numerals:
+        shown = ", ".join(repr(numeral.token) for numeral in numerals[:MAX_LISTED])
+        found.append(["prose-number", f"{what} {_names(entities)} together with the number {shown}: a figure "
+                                      "about a result is placed by the package (a frame: docs/claims.md, 'Frames'), or "
+                                      "quote the whole design sentence"])
+    allowed = prose.function_words(language)
+    design = _design_stems(context, language)
+    refused = {stem for code in {language, "en", *context.languages} for stem in prose.never_neutral(code)}
+    comparing, outside = [], []
+    for _, _, word in prose.words(rest):
+        if word.lower() in allowed:
+            continue    # a function word of the claim's own language ("par" in French is not "on par")
+        stem = prose.stem(word, language)
+        if stem in schema and stem in prose.statistic_words(language):
+            continue    # the statistic the placed value is ("the change is +0.048")
+        if stem in refused or prose.stem(word, "en") in refused:
+            comparing.append(word)
+        elif stem not in design and stem not in schema:
+            outside.append(word)
+    if comparing:
+        listed = ", ".join(repr(word) for word in dict.fromkeys(comparing))
+        found.append(["prose-words", f"{what} {_names(entities)} together with {listed}, which compares, "
+                                     "counts or qualifies: only a frame says that (docs/claims.md, 'Frames')"])
+    if outside:
+        listed = ", ".join(repr(word) for word in list(dict.fromkeys(outside))[:MAX_LISTED])
+        found.append(["prose-words", f"{what} {_names(entities)} together with {listed}, outside the closed "
+                                     "vocabulary (function words, the frozen design's words, the schema's meaning of "
+                                     "a placed value): say what the result is with a frame, quote the design's whole "
+                                     "sentence, or leave the result entity out"])
+    return found
+
+
+def _findings(view: ClaimView, code: str) -> list[str]:
+    if view.claim.frame is not None:
+        return []
+    found = view.context.shared(("closed rule", view.claim.id),
+                                lambda: closed_rule_problems(view.context, _own_words(view), view.claim.language,
+                                                             _schema_words(view)))
+    return [message for finding_code, message in found if finding_code == code]
 
 
 @rule("prose-number", "Free prose names no result entity with a number")
@@ -110,18 +173,7 @@ def prose_number(view: ClaimView) -> list[str]:
     """The author's words that name a row, a metric, a model, a query set or a decision carry no
     numeral of their own (a value the tool places is not theirs): a figure about a result is a
     frame's, placed by the package."""
-    if view.claim.frame is not None:
-        return []
-    text = _own_words(view)
-    entities = _entities(view, text)
-    if not entities:
-        return []
-    numerals = find_numerals(_blanked(text, entities), view.context.identifiers)
-    if not numerals:
-        return []
-    shown = ", ".join(repr(numeral.token) for numeral in numerals[:MAX_LISTED])
-    return [f"the author's words name {_names(entities)} together with the number {shown}: a figure about a result "
-            "is placed by the package (a frame: docs/claims.md, 'Frames'), or quote the whole design sentence"]
+    return _findings(view, "prose-number")
 
 
 @rule("prose-words", "Free prose beside a result entity keeps to a closed vocabulary")
@@ -130,37 +182,4 @@ def prose_words(view: ClaimView) -> list[str]:
     function words, the frozen design's words and the schema's meaning of the values they place,
     and no word that compares, counts or qualifies (generator.claims.language.prose): whatever a
     sentence says of a result beyond naming it is a frame the package writes."""
-    if view.claim.frame is not None:
-        return []
-    text = _own_words(view)
-    entities = _entities(view, text)
-    if not entities:
-        return []
-    language = view.claim.language
-    rest = _blanked(text, entities)
-    allowed = prose.function_words(language)
-    design = _design_stems(view, language)
-    schema = _schema_words(view, language)
-    refused = {stem for code in {language, "en", *view.context.languages} for stem in prose.never_neutral(code)}
-    comparing, outside = [], []
-    for _, _, word in prose.words(rest):
-        lowered = word.lower()
-        stem = prose.stem(word, language)
-        if stem in refused or prose.stem(word, "en") in refused:
-            comparing.append(word)
-        elif lowered in allowed:
-            continue
-        elif stem not in design and stem not in schema:
-            outside.append(word)
-    found = []
-    if comparing:
-        listed = ", ".join(repr(word) for word in dict.fromkeys(comparing))
-        found.append(f"the author's words name {_names(entities)} together with {listed}, which compares, counts or "
-                     "qualifies: only a frame says that (docs/claims.md, 'Frames')")
-    if outside:
-        listed = ", ".join(repr(word) for word in list(dict.fromkeys(outside))[:MAX_LISTED])
-        found.append(f"the author's words name {_names(entities)} together with {listed}, outside the closed "
-                     "vocabulary (function words, the frozen design's words, the schema's meaning of a placed value): "
-                     "say what the result is with a frame, quote the design's whole sentence, or leave the result "
-                     "entity out")
-    return found
+    return _findings(view, "prose-words")
