@@ -119,14 +119,15 @@ def label_problems(project: Project, ledger: Ledger, context: CheckContext) -> l
     problems = []
     for output_name, spec in (project.outputs or {}).items():
         for section in spec.sections:
-            for _code, message in closed_rule_problems(context, fold(section.title), "en", what="the title names"):
+            for _code, message in closed_rule_problems(context, fold(section.title), "en", context.design.all_text(),
+                                                       what="the title names"):
                 problems.append(f"{display_path(project.config_path)}: outputs.{output_name}, section {section.id}: "
                                 f"{message}")
     ledger_display = display_path(ledger.path)
     for claim in ledger.claims:
         if claim.strike_reason:
             for _code, message in closed_rule_problems(context, fold(claim.strike_reason), claim.language,
-                                                       what="the strike reason names"):
+                                                       context.design.all_text(), what="the strike reason names"):
                 problems.append(f"{ledger_display}:{claim.field_lines.get('strike_reason', claim.line)}: claim "
                                 f"{claim.id}: {message}")
     return problems

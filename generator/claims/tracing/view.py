@@ -103,7 +103,7 @@ class ClaimView:
         def drop(match: re.Match) -> str:
             inner = " ".join(match.group(1).lower().split())
             return " " * len(match.group(0)) if any(inner and inner in quote for quote in quotes) else match.group(0)
-        return re.sub(r"[\"\u201c]([^\"\u201d]+)[\"\u201d]", drop, self.authored)
+        return re.sub(r"(?:\"|''|\u201c)(.+?)(?:\"|''|\u201d)", drop, self.authored)
 
     @cached_property
     def shown_names(self) -> list[str]:

@@ -181,7 +181,7 @@ ROWS = [
     # subjects
     row("subject-supported", True, "The decision records say: the reranker uses RRF.", FUSION, kind="factual"),
     row("subject-supported", False, "The decision records say: hybrid uses RRF.", FUSION, kind="factual"),
-    row("run-measured", True, "We measured that hybrid uses RRF.", FUSION, kind="factual"),
+    row("run-measured", True, "We measured that hybrid uses RRF.", FUSION, kind="factual", also={"prose-words"}),
     row("run-measured", False, "Hybrid uses RRF.", FUSION, kind="factual"),
     # costs
     row("shape-said", True, "The reranker takes {p95:.0f} ms per query at p95.", RERANK_P95, results=BY_SHAPE),

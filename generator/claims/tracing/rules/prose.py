@@ -3,7 +3,7 @@
 A claim that is not a frame is the author's words, shown to the reader as such. When those words
 name a result entity (a row or its alias, a metric, a model, a query set, a decision), they may
 carry no number and no word outside the closed vocabulary: function words, the frozen design's
-words (by stem), the schema's meaning of a value the sentence places, and never a word that
+words (by stem) that the claim quotes, the schema's meaning of a value the sentence places, and never a word that
 compares, counts or qualifies. Quoted spans count as the design's words only when a span is a
 whole quote the claim cites (a fragment of a rule, quoted, is the author's word for it).
 """
@@ -25,8 +25,10 @@ from generator.fileio import sha256_text
 from generator.memo import book
 from generator.numerals import find_numerals
 
-_QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]+)[\"\u201d]")
+# A quoted span of the canonical text (generator.characters.fold turns curly quotes into '').
+_QUOTED = re.compile(r"(?:\"|''|\u201c)(.+?)(?:\"|''|\u201d)")
 MAX_LISTED = 4
+_POSSESSIVE = re.compile(r"['\u2019]s\Z")
 
 
 def _own_words(view: ClaimView) -> str:
@@ -63,14 +65,10 @@ def _entity_names(context) -> frozenset[str]:
     return context.shared(("prose entities",), compute)
 
 
-def _design_stems(context, language: str) -> frozenset[str]:
-    """The stems of the frozen design's words, remembered by the design's text."""
-    def compute() -> frozenset[str]:
-        text = context.design.all_text()
-        remembered = book("design stems").get(f"{language}:{sha256_text(text)}",
-                                              lambda: sorted(prose.vocabulary(text, language)))
-        return frozenset(remembered)
-    return context.shared(("design stems", language), compute)
+def _stems(text: str, language: str) -> frozenset[str]:
+    """The stems of a text's words (a design document, a claim's quotes), remembered by the text."""
+    return frozenset(book("design stems").get(f"{language}:{sha256_text(text)}",
+                                              lambda: sorted(prose.vocabulary(text, language))))
 
 
 def _entities_in(context, text: str) -> list[tuple[int, int, str]]:
@@ -107,23 +105,26 @@ def _names(spans: list[tuple[int, int, str]]) -> str:
     return ", ".join(dict.fromkeys(name for _, _, name in spans))
 
 
-def closed_rule_problems(context, text: str, language: str, schema: str = "",
+def closed_rule_problems(context, text: str, language: str, design: str, schema: str = "",
                          what: str = "the author's words name") -> list[tuple[str, str]]:
     """What `text` (canonical, values blanked) says beside a result entity that the closed rule
     refuses: a number, a word that compares, counts or qualifies, a word outside the vocabulary
-    (`schema`: the results schema's meaning of the values it places). Remembered by everything it
-    reads, so a check that has read a sentence before needs no stemmer."""
+    (`design`: the design's words the text may use, a claim's cited quotes or, for a title, the
+    whole design; `schema`: the results schema's meaning of the values it places). Remembered by
+    everything it reads, so a check that has read a sentence before needs no stemmer."""
     entities = _entities_in(context, text)
     if not entities:
         return []
-    key = json.dumps([text, language, schema, what, entities, sorted(context.languages),
-                      sha256_text(context.design.all_text())], ensure_ascii=False)
-    found = book("closed rule").get(sha256_text(key), lambda: _closed(context, text, entities, language, schema, what))
+    key = json.dumps([text, language, design, schema, what, entities, sorted(context.languages)], ensure_ascii=False)
+    found = book("closed rule").get(sha256_text(key),
+                                    lambda: _closed(context, text, entities, language, design, schema, what))
     return [(code, message) for code, message in found]
 
 
-def _closed(context, text: str, entities: list, language: str, schema_text: str, what: str) -> list[list[str]]:
+def _closed(context, text: str, entities: list, language: str, design_text: str, schema_text: str,
+            what: str) -> list[list[str]]:
     schema = prose.vocabulary(schema_text, language) if schema_text else frozenset()
+    design = _stems(design_text, language)
     found = []
     rest = _blanked(text, entities)
     numerals = find_numerals(rest, context.identifiers)
@@ -133,11 +134,10 @@ def _closed(context, text: str, entities: list, language: str, schema_text: str,
                                       "about a result is placed by the package (a frame: docs/claims.md, 'Frames'), or "
                                       "quote the whole design sentence"])
     allowed = prose.function_words(language)
-    design = _design_stems(context, language)
     refused = {stem for code in {language, "en", *context.languages} for stem in prose.never_neutral(code)}
     comparing, outside = [], []
     for _, _, word in prose.words(rest):
-        if word.lower() in allowed:
+        if word.lower() in allowed or _POSSESSIVE.sub("", word.lower()) in allowed:
             continue    # a function word of the claim's own language ("par" in French is not "on par")
         stem = prose.stem(word, language)
         if stem in schema and stem in prose.statistic_words(language):
@@ -164,7 +164,7 @@ def _findings(view: ClaimView, code: str) -> list[str]:
         return []
     found = view.context.shared(("closed rule", view.claim.id),
                                 lambda: closed_rule_problems(view.context, _own_words(view), view.claim.language,
-                                                             _schema_words(view)))
+                                                             " ".join(view.quotes), _schema_words(view)))
     return [message for finding_code, message in found if finding_code == code]
 
 
