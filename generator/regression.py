@@ -531,8 +531,9 @@ def summary_markdown(outcome: RegressOutcome) -> str:
         f"### readout regress: {'FAIL' if not outcome.ok else 'PASS'}"
         + (" (post hoc verdict)" if outcome.rule.post_hoc else ""), "",
         *("- " + _cell(line) for line in header_lines(outcome)), "",
-        "| Row | Metric | Baseline | Now | Change | 95% interval | Verdict |",
-        "| --- | --- | ---: | ---: | ---: | --- | --- |", *rows, "", _cell(outcome.summary()), "", ""])
+        *(["| Row | Metric | Baseline | Now | Change | 95% interval | Verdict |",
+           "| --- | --- | ---: | ---: | ---: | --- | --- |", *rows, ""] if rows else []),
+        _cell(outcome.summary()), "", ""])
 
 
 def append_step_summary(outcome: RegressOutcome) -> str | None:

@@ -587,8 +587,12 @@ class FrozenRegression:
     def sentence(self) -> str:
         """When the block was last set or moved, and whether results existed then."""
         entry = self.entry
-        what = (f"set or moved the regression block ({', '.join(self.moved)})" if self.recorded else
-                f"changed {self.block.document}, which holds the regression block")
+        if not self.recorded:
+            what = f"changed {self.block.document}, which holds the regression block"
+        elif self.post_hoc:
+            what = f"set or moved the regression block ({', '.join(self.moved)})"
+        else:
+            what = "set the regression block"
         when = "after results existed" if self.post_hoc else "before any results"
         legacy = "" if self.recorded else " (a freeze made before the block itself was kept)"
         reason = f"; reason: {entry.reason}" if entry.reason and self.post_hoc else ""
