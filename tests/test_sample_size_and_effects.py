@@ -13,7 +13,7 @@ from generator.core.power import INCONCLUSIVE, NON_INFERIOR, REGRESSION, regress
 from generator.core.sample_size import minimum_queries, smallest_p_value, too_few_queries
 from generator.core.signflip import exact_p_value
 from generator.results import read_results
-from tests.conftest import DECISIONS, edit_results, ledger_text, one_line_error, run_cli, write_project_files
+from tests.conftest import DECISIONS, edit_results, one_line_error, run_cli
 
 # --- the minimum sample --------------------------------------------------------------------------
 
@@ -58,19 +58,6 @@ def test_a_loss_the_interval_tells_from_noise_beyond_the_margin_is_a_regression(
 
 # --- the effects a rule states -----------------------------------------------------------------
 
-EFFECT_RULE = """
-## D7. Hybrid replaces dense only when it pays for itself
-
-```trigger
-decision: D7
-when: low > 0
-fires: use hybrid
-otherwise: keep dense
-values:
-  low: comparisons.hybrid_vs_dense.metrics.nDCG@5.ci95_low
-effect: {effect}
-```
-"""
 BUDGETS = """# Requirements
 
 ```budget
@@ -79,16 +66,15 @@ smallest_lift: 0
 """
 
 
-def _unfrozen_project(tmp_path, effect: str):
-    import yaml
+def _project_with_effect(root, make_project, effect: str):
+    """The fixture project, its decisions holding D7 with `effect`, a budget of 0 beside it: a design
+    edited after the results and not frozen again."""
+    from tests.claims.test_power_rule import HYBRID_RULE
 
-    from tests.conftest import ROOT_CONFIG
-
-    root = tmp_path / "p"
-    config = {"title": ROOT_CONFIG["title"], "kind": "beir", "outputs": ROOT_CONFIG["outputs"]}
-    write_project_files(root, config_text=yaml.safe_dump(config, sort_keys=False),
-                        decisions=DECISIONS + EFFECT_RULE.format(effect=effect), ledger=ledger_text(),
-                        design={"requirements.md": BUDGETS})
+    make_project(root)
+    (root / "design" / "decisions.md").write_text(DECISIONS + HYBRID_RULE.format(effect=f"effect: {effect}"),
+                                                  encoding="utf-8")
+    (root / "design" / "requirements.md").write_text(BUDGETS, encoding="utf-8")
     return root
 
 
@@ -102,10 +88,10 @@ def _unfrozen_project(tmp_path, effect: str):
      "the smallest change that matters must be above 0, and budget smallest_lift is 0 (requirements.md:4): no sample "
      "can detect a change of 0"),
 ])
-def test_an_effect_no_test_can_meet_is_refused_by_freeze_and_check(tmp_path, monkeypatch, capsys, effect, field,
-                                                                    said):
-    root = _unfrozen_project(tmp_path, effect)
-    for command in (("freeze",), ("check", "--no-record")):
+def test_an_effect_no_test_can_meet_is_refused_by_freeze_and_check(tmp_path, make_project, monkeypatch, capsys,
+                                                                    effect, field, said):
+    root = _project_with_effect(tmp_path / "p", make_project, effect)
+    for command in (("freeze", "--reason", "an effect"), ("check", "--no-record")):
         outcome = run_cli(root, monkeypatch, capsys, *command)
         assert outcome.code == 2, outcome.out + outcome.err
         line = one_line_error(outcome)
@@ -114,11 +100,12 @@ def test_an_effect_no_test_can_meet_is_refused_by_freeze_and_check(tmp_path, mon
 
 
 @pytest.mark.parametrize("queries", [1, 2, 5])
-def test_a_trigger_with_an_effect_is_not_decided_on_a_handful_of_queries(tmp_path, queries):
+def test_a_trigger_with_an_effect_is_not_decided_on_a_handful_of_queries(tmp_path, make_project, queries):
     from generator.claims.record.triggers import evaluate_trigger, read_design_rules
     from tests.conftest import FIXTURE_QUERIES
 
-    root = _unfrozen_project(tmp_path, "{comparison: hybrid_vs_dense, metric: nDCG@5, minimum: 0.5}")
+    root = _project_with_effect(tmp_path / "p", make_project,
+                                "{comparison: hybrid_vs_dense, metric: nDCG@5, minimum: 0.5}")
     kept = FIXTURE_QUERIES[:queries]
 
     def only(data):
