@@ -53,7 +53,8 @@ from generator.fileio import display_path, dumps_json, path_option
 from generator.noninferiority import (INCONCLUSIVE, NON_INFERIOR, REGRESSION, UNDECIDED, VERDICTS, Change,
                                       RegressionBlock, changes_since, deciding_decimals)
 from generator.project import Project, load_project
-from generator.results import MAX_RESULTS_BYTES, RESULTS_NAME, Results
+from generator.results import MAX_RESULTS_BYTES, Results
+from generator.results.model import ResultsModel
 
 GIT_TIMEOUT_SECONDS = 60
 DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "main", "master")
@@ -145,19 +146,11 @@ def _shallow_hint(root: Path) -> str:
 def _named_files(data: Any) -> Iterator[str]:
     """Every file of outputs/ a results file's manifest names: its run files, its judgements copy,
     the results file it was compared with and the side files it vouches for."""
-    manifest = data.get("manifest") if isinstance(data, dict) else None
-    if not isinstance(manifest, dict):
-        return
-    for block in ("run_files",):
-        for entry in (manifest.get(block) or {}).values() if isinstance(manifest.get(block), dict) else ():
-            if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                yield entry["path"]
-    for block in ("qrels_copy", "compared_with"):
-        entry = manifest.get(block)
-        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-            yield entry["path"]
-    if isinstance(manifest.get("files"), dict):
-        yield from (name for name in manifest["files"] if isinstance(name, str))
+    model = ResultsModel(data)
+    entries = [*model.manifest_block("run_files").values(), model.manifest_block("qrels_copy"),
+               model.manifest_block("compared_with")]
+    yield from (entry["path"] for entry in entries if isinstance(entry, dict) and isinstance(entry.get("path"), str))
+    yield from (name for name in model.manifest_block("files") if isinstance(name, str))
 
 
 def _safe_relative(text: str) -> PurePosixPath | None:
