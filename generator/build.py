@@ -74,7 +74,7 @@ def configured_query_sets(project: Project) -> dict[str, str]:
     elif (project.outputs_dir / name).is_file():
         sets["all"] = f"{name}, which is in outputs/"
     elif readers:
-        sets["all"] = f"{name}, which {' and '.join(readers)} read"
+        sets["all"] = f"{name}, which {' and '.join(readers)} read{'s' if len(readers) == 1 else ''}"
     return sets
 
 

@@ -608,6 +608,33 @@ def test_a_configured_results_file_that_is_missing_fails_the_gate_naming_the_com
             "`readout build` writes it") in gate.out
 
 
+def test_a_decision_on_a_missing_results_file_names_it_and_the_command_that_writes_it(tmp_path, make_project,
+                                                                                      monkeypatch, capsys):
+    from generator.build import configured_query_sets
+    from generator.project import load_project
+    from tests.conftest import add_design
+
+    root = make_project(tmp_path / "p")
+    add_design(root, """
+## D9. Every test query says the same
+
+```trigger
+decision: D9
+when: low > 0
+fires: use hybrid
+otherwise: keep dense
+file: results-all.json
+values:
+  low: comparisons.hybrid_vs_dense.metrics.nDCG@5.ci95_low
+```
+""")
+    outcome = run_cli(root, monkeypatch, capsys, "check", "--no-record")
+    assert ("Decision D9: trigger cannot be decided (when low > 0; low = not measured); outputs/results-all.json does "
+            "not exist: `readout build` writes it") in outcome.out.splitlines()
+    # ... and build does: the design reads it, so it is a results file the project keeps current.
+    assert configured_query_sets(load_project(root))["all"] == "results-all.json, which decision D9 reads"
+
+
 # --- what it writes ------------------------------------------------------------------------------
 
 

@@ -638,7 +638,9 @@ def evaluate_trigger(trigger: Trigger, budgets: dict[str, Budget], results: Resu
             continue
         if results is None or results_problem:
             values[name] = UNKNOWN
-            row.read[name] = {"path": path, "value": None, "measured": False, "source": trigger.file}
+            # Which file, and why it cannot be read (missing: the command that writes it).
+            row.read[name] = {"path": path, "value": None, "measured": False, "source": trigger.file,
+                              "unreadable": results_problem}
             unknown_reasons.append(f"{trigger.file} cannot be read: {results_problem}")
             continue
         if steps[0].key == FRONTIER and len(steps) > 1 and steps[1].key in FRONTIER_QUERIES:
