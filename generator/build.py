@@ -120,7 +120,8 @@ def stale_results(project: Project) -> list[str]:
             continue
         data = options.data if options.data_source is None else None
         problems += [f"{display_path(path)}: {problem}: the results no longer describe their inputs; `readout "
-                     "build` makes them again (commit what it writes)" for problem in input_problems(path, project.root, data)]
+                     "build` makes them again (commit what it writes)"
+                     for problem in input_problems(path, project.root, data)]
     return problems
 
 

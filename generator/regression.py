@@ -412,7 +412,8 @@ def current_results(project: Project, block: RegressionBlock) -> Results:
     """The results file the block names, one the project declares, re-derived from the run files and
     judgements beside it."""
     if block.file not in project.results_files:
-        raise InputError(f"{block.file} is not a results file this project declares ({', '.join(project.results_files)})",
+        raise InputError(f"{block.file} is not a results file this project declares "
+                         f"({', '.join(project.results_files)})",
                          **block.where("file"))
     shown = display_path(project.outputs_dir / block.file)
     if not (project.outputs_dir / block.file).is_file():

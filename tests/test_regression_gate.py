@@ -387,9 +387,10 @@ def test_a_baseline_file_is_read_with_its_runs_beside_it_and_must_be_committed(r
     git_commit(root, "its runs beside it", "outputs/baseline")
     outcome = regress(root, monkeypatch, capsys, "--baseline", option)
     assert outcome.code == 1, outcome.out + outcome.err
-    assert outcome.out.splitlines()[0] == ("Baseline: outputs/baseline/results-all.json, named by --baseline, committed "
-                                           "and unchanged; re-derived from its run files and judgements.")
-    assert outcome.out.splitlines()[3:] == regress(root, monkeypatch, capsys, "--baseline", "release-2").out.splitlines()[3:]
+    assert outcome.out.splitlines()[0] == ("Baseline: outputs/baseline/results-all.json, named by --baseline, "
+                                           "committed and unchanged; re-derived from its run files and judgements.")
+    by_ref = regress(root, monkeypatch, capsys, "--baseline", "release-2")
+    assert outcome.out.splitlines()[3:] == by_ref.out.splitlines()[3:]
 
 
 # --- what it trusts ------------------------------------------------------------------------------
@@ -463,8 +464,9 @@ def test_a_margin_moved_after_the_results_is_post_hoc_in_regress_and_on_the_page
     assert f"post hoc: freeze {number} (" in text.out.splitlines()[2]
     assert text.out.splitlines()[2].endswith("set or moved the regression block (margin) after results existed; "
                                              "reason: a looser margin.")
-    assert text.out.splitlines()[-1].endswith(" The verdict is post hoc: " + report["frozen"]["said"][len("post hoc: "):]
-                                              + ".")
+    said = report["frozen"]["said"]
+    assert said.startswith("post hoc: ")
+    assert text.out.splitlines()[-1].endswith(f" The verdict is post hoc: {said[len('post hoc: '):]}.")
     # The page's since-baseline section says the same.
     page = _since_baseline_page(root, monkeypatch, capsys)
     assert '<mark class="post-hoc">' in page and "post hoc" in page
@@ -484,8 +486,8 @@ def test_a_margin_outside_the_metric_range_or_in_a_yaml_1_1_spelling_is_refused(
     with pytest.raises(InputError) as raised:
         read_regression_block(design)
     assert raised.value.field == "margin" and raised.value.line == 8
-    assert raised.value.reason == ("the non-inferiority margin in the metric's units: a plain decimal above 0 and below "
-                                   f"1 (every metric lies in [0, 1]), e.g. 0.01, got {shown}")
+    assert raised.value.reason == ("the non-inferiority margin in the metric's units: a plain decimal above 0 and "
+                                   f"below 1 (every metric lies in [0, 1]), e.g. 0.01, got {shown}")
 
 
 def test_a_margin_in_decimal_spellings_is_read_as_written(tmp_path):

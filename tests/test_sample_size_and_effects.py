@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from generator.cli import main
 from generator.core.power import INCONCLUSIVE, NON_INFERIOR, REGRESSION, regression_verdict
 from generator.core.sample_size import minimum_queries, smallest_p_value, too_few_queries
 from generator.core.signflip import exact_p_value
