@@ -6,48 +6,66 @@ system, and a loss of twice the tolerance can hide in a noisy mean. This gate pa
 query by query instead and asks whether the interval of the change rules the loss out
 (generator.noninferiority):
 
-1. What is compared and the margin come from the design's `regression` block (design/*.md), so
-   they move only with a freeze, never in a CI file edited on the day a gate fails.
-2. The baseline: `--baseline`, else the block's `baseline`, else the results the project
+1. What is compared, the margin and what an inconclusive change does come from the design's
+   `regression` block as the freeze holds it (generator.claims.record.freeze.frozen_regression):
+   a block changed and not frozen is refused, and one set or moved after results existed makes
+   the verdict **post hoc**, said on its own line. They move only with a freeze, never in a CI
+   file edited on the day a gate fails.
+2. Which results file: the block's `file` (default results.json), one the project declares.
+3. The baseline: `--baseline`, else the block's `baseline`, else the results the project
    committed at the merge base of HEAD with the repository's default branch (origin/HEAD, then
-   origin/main, main, master), read with `git show COMMIT:path/to/outputs/results.json`. A git
-   ref is read the same way; a results file given as a path must be committed and unchanged
-   when the project is in a git work tree (a baseline moves only with a commit).
-3. Refused (exit 2), with what differs: other judgements, other queries, an unknown row or
-   metric, an unsealed file, no regression block.
-4. Each row and metric: the paired change, its interval, wins, ties and losses, and the verdict:
-   **regression** (exit 1), **inconclusive** (exit 0, said so) or **non-inferior**.
+   origin/main, main, master). A git ref is read from that commit: the results file and every
+   run file and judgements copy it names, with `git cat-file`. A results file given as a path
+   must be committed and unchanged when the project is in a git work tree (a baseline moves only
+   with a commit), and is read with the run files and judgements beside it.
+4. Both sides are re-derived from those run files and judgements (generator.claims.tracing:
+   every per-query value, every figure), never believed: a sealed file anyone can reseal proves
+   nothing. A baseline that is this very commit, unchanged, is refused: it shows no change.
+5. Refused (exit 2), with what differs: another corpus, other queries, other judgements, another
+   metric definition, an unknown row or metric, no regression block.
+6. Each row and metric: the paired change, its interval, wins, ties and losses, and the verdict:
+   **regression** (exit 1), **inconclusive** or **cannot be decided** (exit 1 when the block says
+   `inconclusive: fail`, else 0, said so, with the queries that would decide it), or
+   **non-inferior**.
 
 Output: text, `--format json`, or `--format github` (annotations); and, whenever
 GITHUB_STEP_SUMMARY names a file, a Markdown table appended to it. Exit codes are readout's own:
-0 pass, 1 a regression, 2 usage or input error.
+0 pass, 1 a regression (or an inconclusive change the design fails on), 2 usage or input error.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterator
 
+from generator.claims.record.freeze import FrozenRegression, frozen_regression
+from generator.claims.tracing.measured import ResultsFiles
 from generator.errors import InputError, clip
 from generator.fileio import display_path, dumps_json, path_option
-from generator.noninferiority import (INCONCLUSIVE, NON_INFERIOR, REGRESSION, VERDICTS, Change, RegressionBlock,
-                                      changes_since, require_regression_block)
+from generator.noninferiority import (INCONCLUSIVE, NON_INFERIOR, REGRESSION, UNDECIDED, VERDICTS, Change,
+                                      RegressionBlock, changes_since, deciding_decimals)
 from generator.project import Project, load_project
-from generator.results import RESULTS_NAME, Results, read_results
+from generator.results import MAX_RESULTS_BYTES, Results
+from generator.results.model import ResultsModel
 
 GIT_TIMEOUT_SECONDS = 60
 DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "main", "master")
 SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 EXIT_OK, EXIT_REGRESSION = 0, 1
 FORMATS = ("text", "json", "github")
-ANNOTATION = {REGRESSION: "error", INCONCLUSIVE: "warning", NON_INFERIOR: "notice"}
+ANNOTATION = {REGRESSION: "error", INCONCLUSIVE: "warning", UNDECIDED: "warning", NON_INFERIOR: "notice"}
+# The largest run file or judgements copy read out of git for a baseline (a run of a million queries
+# at depth 100 is about 5 GB; nothing a release sample or a test set needs comes near this).
+MAX_BASELINE_FILE_BYTES = 4 * 1024 ** 3
+FIX_SAME_COMMIT = "give --baseline the last release (a tag, HEAD~1) or fetch the default branch (git fetch origin main)"
 
 
 def configure_regress(parser: argparse.ArgumentParser) -> None:
@@ -55,9 +73,9 @@ def configure_regress(parser: argparse.ArgumentParser) -> None:
                         help="project directory (readout.yaml, design/, outputs/); default: .")
     parser.add_argument("--baseline", default=None, metavar="REF_OR_FILE",
                         help="what to compare with: a git ref (a tag, a branch, HEAD~1) whose commit holds the "
-                             "project's outputs/results.json, or a results file committed in git; default: the "
-                             "design's regression block's baseline, else the merge base of HEAD with the default "
-                             "branch (origin/HEAD, origin/main, main, master)")
+                             "results file the design's regression block names, or a results file committed in git "
+                             "with its run files and judgements beside it; default: the block's baseline, else the "
+                             "merge base of HEAD with the default branch (origin/HEAD, origin/main, main, master)")
     parser.add_argument("--format", choices=FORMATS, default="text",
                         help="text for people (default), json for machines, github for CI annotations; whenever "
                              f"${SUMMARY_VARIABLE} names a file (GitHub Actions sets it), a Markdown table is also "
@@ -81,9 +99,10 @@ class Baseline:
                 "sha256": self.results.sha256}
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess | None:
+def _git(root: Path, *args: str, stdout: Any = subprocess.PIPE) -> subprocess.CompletedProcess | None:
     try:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=GIT_TIMEOUT_SECONDS,
+        return subprocess.run(["git", *args], cwd=root, stdout=stdout, stderr=subprocess.PIPE,
+                              timeout=GIT_TIMEOUT_SECONDS,
                               env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"})
     except (OSError, subprocess.SubprocessError):
         return None
@@ -124,24 +143,88 @@ def _shallow_hint(root: Path) -> str:
     return ""
 
 
-def _results_at(project: Project, top: Path, commit: str, ref: str, how: str, where: dict[str, Any]) -> Baseline:
-    """The project's results.json as committed at `commit`."""
-    relative = _inside(project.outputs_dir / RESULTS_NAME, top)
-    if relative is None:
-        raise InputError("the project's outputs/ lies outside its git work tree", **where)
-    completed = _git(top, "show", f"{commit}:{relative}")
+def _named_files(data: Any) -> Iterator[str]:
+    """Every file of outputs/ a results file's manifest names: its run files, its judgements copy,
+    the results file it was compared with and the side files it vouches for."""
+    model = ResultsModel(data)
+    entries = [*model.manifest_block("run_files").values(), model.manifest_block("qrels_copy"),
+               model.manifest_block("compared_with")]
+    yield from (entry["path"] for entry in entries if isinstance(entry, dict) and isinstance(entry.get("path"), str))
+    yield from (name for name in model.manifest_block("files") if isinstance(name, str))
+
+
+def _safe_relative(text: str) -> PurePosixPath | None:
+    path = PurePosixPath(text)
+    if not text or path.is_absolute() or ".." in path.parts or "\\" in text or "\x00" in text:
+        return None
+    return path
+
+
+def _extract(top: Path, commit: str, outputs: str, name: str, into: Path, seen: set[str]) -> None:
+    """Write `outputs/name` as committed at `commit` into `into/name`, then (for a results file)
+    every file its manifest names, the way they lie beside it; a file the commit lacks is left out
+    (the derivation then says which). Sizes are asked before anything is read."""
+    relative = _safe_relative(name)
+    if relative is None or name in seen:
+        return
+    seen.add(name)
+    spec = f"{commit}:{outputs}/{relative.as_posix()}"
+    size = _git_text(top, "cat-file", "-s", spec)
+    if size is None or not size.isdigit():
+        return
+    bound = MAX_RESULTS_BYTES if name.endswith(".json") else MAX_BASELINE_FILE_BYTES
+    if int(size) > bound:
+        raise InputError(f"{spec}: {int(size):,} bytes, more than a {'results' if name.endswith('.json') else 'run'} "
+                         f"file may hold ({bound:,})")
+    target = into / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "wb") as handle:
+        completed = _git(top, "cat-file", "blob", spec, stdout=handle)
     if completed is None or completed.returncode != 0:
-        raise InputError(f"{clip(ref, 60)} ({commit[:12]}) holds no {relative}: the results were not committed "
-                         "there; give --baseline another ref or a committed results file", **where)
+        target.unlink(missing_ok=True)
+        return
+    if name.endswith(".json"):
+        try:
+            data = json.loads(target.read_bytes())
+        except ValueError:
+            return   # not a results file: reading it says so
+        for named in _named_files(data):
+            _extract(top, commit, outputs, named, into, seen)
+
+
+def _derived(outputs_dir: Path, name: str, shown: str, refusal: str) -> Results:
+    """A results file of `outputs_dir`, re-derived from the run files and judgements beside it
+    (generator.claims.tracing.measured: the checker's own derivation, remembered by a signed memo);
+    refused with `refusal` when it does not re-derive."""
+    files = ResultsFiles(outputs_dir)
+    results, problem = files.for_decision(name)
+    if results is None:
+        raise InputError(f"missing: {problem}", path=shown)
+    if problem is not None:
+        raise InputError(f"{refusal}: {problem}", path=shown)
+    return dataclasses.replace(results, path=Path(shown))
+
+
+def _results_at(project: Project, top: Path, commit: str, ref: str, how: str, where: dict[str, Any],
+                name: str) -> Baseline:
+    """The project's results file `name` as committed at `commit`, re-derived from the run files and
+    judgements committed beside it."""
+    outputs = _inside(project.outputs_dir, top)
+    if outputs is None:
+        raise InputError("the project's outputs/ lies outside its git work tree", **where)
+    relative = f"{outputs}/{name}"
     shown = f"{commit[:12]}:{relative}"
     with tempfile.TemporaryDirectory(prefix="readout-baseline-") as directory:
-        path = Path(directory) / RESULTS_NAME
-        path.write_bytes(completed.stdout)
+        _extract(top, commit, outputs, name, Path(directory), set())
+        if not (Path(directory) / name).is_file():
+            raise InputError(f"{clip(ref, 60)} ({commit[:12]}) holds no {relative}: the results were not committed "
+                             "there; give --baseline another ref or a committed results file", **where)
         try:
-            results = read_results(path, RESULTS_NAME)
+            results = _derived(Path(directory), name, shown,
+                               f"does not re-derive from the run files and judgements committed beside it at "
+                               f"{commit[:12]}, so it is not compared")
         except InputError as error:
             raise InputError(error.reason, path=shown, line=error.line, field=error.field) from None
-    results = dataclasses.replace(results, path=Path(shown))
     return Baseline(results, shown, "git", how, ref=ref, commit=commit)
 
 
@@ -173,14 +256,37 @@ def _file_baseline(path: Path, top: Path | None, how: str, where: dict[str, Any]
         if status is None or status:
             raise InputError(f"{shown} differs from its last commit: a baseline moves only with a commit; commit the "
                              f"change or restore it (git restore --staged --worktree {relative})", **where)
-    results = read_results(path, path.name, missing="missing: no results file here")
+    results = _derived(path.parent, path.name, shown,
+                       "does not re-derive from the run files and judgements beside it (a baseline file is compared "
+                       "only with them: copy the release's runs folder beside it too)")
     return Baseline(results, shown, "file", how + (", committed and unchanged" if top is not None else
                                                      " (not in a git work tree: not checked against git)"))
 
 
-def resolve_baseline(project: Project, option: str | None, block: RegressionBlock) -> Baseline:
+@dataclass(frozen=True)
+class FirstRelease:
+    """The default baseline, a merge base whose commit holds no results file at all: the first
+    release, with nothing before it to compare (a baseline named by --baseline or the design must
+    hold one)."""
+
+    commit: str
+    how: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": "none", "shown": None, "how": self.how, "ref": None, "commit": self.commit, "sha256": None}
+
+
+def _holds_results(project: Project, top: Path, commit: str) -> bool:
+    """Whether `commit` holds any results file of the project's outputs/ (results*.json)."""
+    outputs = _inside(project.outputs_dir, top)
+    listed = _git_text(top, "ls-tree", "--name-only", commit, "--", f"{outputs}/") if outputs else None
+    return listed is None or any(PurePosixPath(line).name.startswith("results") and line.endswith(".json")
+                                 for line in listed.splitlines())
+
+
+def resolve_baseline(project: Project, option: str | None, block: RegressionBlock) -> Baseline | FirstRelease:
     """The baseline results: `option` (--baseline), else the block's, else the merge base of HEAD
-    with the default branch."""
+    with the default branch (FirstRelease when that commit holds no results at all)."""
     root = project.root
     top = _work_tree(root)
     if option is not None:
@@ -199,7 +305,10 @@ def resolve_baseline(project: Project, option: str | None, block: RegressionBloc
         if not base:
             raise InputError(f"HEAD and {branch} share no commit here{_shallow_hint(root)}: give --baseline a ref "
                              "or a committed results file")
-        return _results_at(project, top, base, branch, f"the merge base of HEAD and {branch}", {})
+        how = f"the merge base of HEAD and {branch}"
+        if not _holds_results(project, top, base):
+            return FirstRelease(base, how)
+        return _results_at(project, top, base, branch, how, {}, block.file)
     found = next((path for path in candidates if path.is_file()), None)
     if found is not None:
         return _file_baseline(found, top, f"named by {said}", where)
@@ -207,7 +316,23 @@ def resolve_baseline(project: Project, option: str | None, block: RegressionBloc
     if commit is None:
         raise InputError(f"{clip(spec, 80)!r} is neither a results file nor a commit of "
                          f"{'this repository' if top is not None else 'a git work tree'}", **where)
-    return _results_at(project, top, commit, spec, f"{clip(spec, 80)}, named by {said}", where)
+    return _results_at(project, top, commit, spec, f"{clip(spec, 80)}, named by {said}", where, block.file)
+
+
+def _refuse_the_same_commit(project: Project, baseline: Baseline, current_path: Path) -> None:
+    """A baseline that is HEAD itself while the current file is as HEAD holds it compares a commit
+    with itself: nothing can have changed (a single-branch clone's default branch is HEAD)."""
+    if baseline.kind != "git" or baseline.commit is None:
+        return
+    top = _work_tree(project.root)
+    head = _commit(project.root, "HEAD")
+    relative = _inside(current_path, top) if top is not None else None
+    if head != baseline.commit or relative is None:
+        return
+    committed = _git(top, "cat-file", "blob", f"{head}:{relative}")
+    if committed is not None and committed.returncode == 0 and committed.stdout == current_path.read_bytes():
+        raise InputError(f"the baseline ({baseline.how}) is HEAD itself ({head[:12]}), {relative} unchanged: a commit "
+                         f"compared with itself shows no change; {FIX_SAME_COMMIT}")
 
 
 # --------------------------------------------------------------------------- the gate
@@ -215,73 +340,153 @@ def resolve_baseline(project: Project, option: str | None, block: RegressionBloc
 
 @dataclass(frozen=True)
 class RegressOutcome:
-    block: RegressionBlock
-    baseline: Baseline
+    rule: FrozenRegression
+    baseline: Baseline | FirstRelease
     now: str                    # the current results file, as shown
     now_sha256: str
     changes: list[Change]
 
-    def count(self, verdict: str) -> int:
-        return sum(1 for change in self.changes if change.verdict == verdict)
+    @property
+    def block(self) -> RegressionBlock:
+        return self.rule.block
+
+    def count(self, *verdicts: str) -> int:
+        return sum(1 for change in self.changes if change.verdict in verdicts)
+
+    @property
+    def undecided(self) -> int:
+        """Changes the sample cannot tell from a loss of the margin: inconclusive, or too few queries."""
+        return self.count(INCONCLUSIVE, UNDECIDED)
 
     @property
     def ok(self) -> bool:
-        return self.count(REGRESSION) == 0
+        return self.count(REGRESSION) == 0 and not (self.block.inconclusive == "fail" and self.undecided)
 
     @property
     def queries(self) -> int:
         return self.changes[0].queries if self.changes else 0
 
+    @property
+    def decimals(self) -> int:
+        return deciding_decimals(self.changes, self.block.margin)
+
+    def _needed(self) -> str:
+        needed = [change.queries_needed for change in self.changes if change.verdict in (INCONCLUSIVE, UNDECIDED)]
+        counted = [count for count in needed if count is not None and count > self.queries]
+        if not counted:
+            return ""
+        return f" (about {max(counted):,} queries would decide {'it' if len(needed) == 1 else 'them'})"
+
     def summary(self) -> str:
         total, margin = len(self.changes), f"-{self.block.margin:g}"
-        regressions, inconclusive = self.count(REGRESSION), self.count(INCONCLUSIVE)
+        regressions, undecided = self.count(REGRESSION), self.undecided
+        post_hoc = f" The verdict is post hoc: {self.rule.sentence()}." if self.rule.post_hoc else ""
+        if isinstance(self.baseline, FirstRelease):
+            return (f"PASS: a first release: {self.baseline.how} ({self.baseline.commit[:12]}) holds no results, so "
+                    "there is nothing to compare and no regression.")
+        said = f" ({undecided} inconclusive or undecided)" if undecided else ""
         if regressions:
             verb = "is a regression" if regressions == 1 else "are regressions"
-            return (f"FAIL: {regressions} of {total} changes {verb}: the interval lies wholly below {margin}, a loss "
-                    "beyond the margin, not noise" + (f" ({inconclusive} inconclusive)." if inconclusive else "."))
-        if inconclusive:
-            return (f"PASS, {inconclusive} of {total} inconclusive: the interval reaches {margin}, so these "
-                    f"{self.queries:,} queries cannot tell noise from a loss of the margin (more queries would "
-                    "decide); no regression shown.")
+            return (f"FAIL: {regressions} of {total} changes {verb}: a loss the interval tells from noise, beyond the "
+                    f"margin ({margin}){said}.{post_hoc}")
+        if undecided and self.block.inconclusive == "fail":
+            return (f"FAIL, {undecided} of {total} inconclusive or undecided: these {self.queries:,} queries cannot "
+                    f"tell noise from a loss of the margin ({margin}){self._needed()}, and the design fails such a "
+                    f"change (inconclusive: fail).{post_hoc}")
+        if undecided:
+            return (f"PASS, {undecided} of {total} inconclusive: the interval reaches {margin}, so these "
+                    f"{self.queries:,} queries cannot tell noise from a loss of the margin{self._needed()}; no "
+                    f"regression shown (the design warns on such a change: inconclusive: warn).{post_hoc}")
         return (f"PASS: {'the change is' if total == 1 else f'all {total} changes are'} non-inferior: "
-                f"{'its interval lies' if total == 1 else 'every interval lies'} above {margin}.")
+                f"{'its interval lies' if total == 1 else 'every interval lies'} above {margin}.{post_hoc}")
 
     def as_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "summary": self.summary(), "design": self.block.as_dict(),
-                "baseline": self.baseline.as_dict(), "now": {"shown": self.now, "sha256": self.now_sha256},
-                "queries": self.queries, "counts": {verdict: self.count(verdict) for verdict in VERDICTS},
+                "frozen": self.rule.as_dict(), "baseline": self.baseline.as_dict(),
+                "now": {"shown": self.now, "sha256": self.now_sha256}, "queries": self.queries,
+                "counts": {verdict: self.count(verdict) for verdict in VERDICTS},
                 "changes": [change.as_dict() for change in self.changes]}
 
 
+def current_results(project: Project, block: RegressionBlock) -> Results:
+    """The results file the block names, one the project declares, re-derived from the run files and
+    judgements beside it."""
+    if block.file not in project.results_files:
+        raise InputError(f"{block.file} is not a results file this project declares "
+                         f"({', '.join(project.results_files)})",
+                         **block.where("file"))
+    shown = display_path(project.outputs_dir / block.file)
+    if not (project.outputs_dir / block.file).is_file():
+        raise InputError(f"missing: `readout build` writes it (the design's regression block compares {block.file})",
+                         path=shown)
+    return _derived(project.outputs_dir, block.file, shown,
+                    "does not re-derive from its run files and judgements, so it is not compared (`readout build` "
+                    "makes it again)")
+
+
 def regress(project: Project, baseline_option: str | None) -> RegressOutcome:
-    block = require_regression_block(project.design_dir)
+    rule = frozen_regression(project)
+    block = rule.block
+    current = current_results(project, block)
     baseline = resolve_baseline(project, baseline_option, block)
-    path = project.outputs_dir / RESULTS_NAME
-    current = read_results(path, RESULTS_NAME, missing="missing: run `readout evaluate` (or `readout build`) first")
+    path = project.outputs_dir / block.file
     now = display_path(path)
-    return RegressOutcome(block, baseline, now, current.sha256,
+    if isinstance(baseline, FirstRelease):
+        return RegressOutcome(rule, baseline, now, current.sha256, [])
+    _refuse_the_same_commit(project, baseline, path)
+    return RegressOutcome(rule, baseline, now, current.sha256,
                           changes_since(block, baseline.results, baseline.shown, current, now))
 
 
-def _interval(change: Change) -> str:
-    return f"[{change.low:+.4f}, {change.high:+.4f}]"
+def _figure(value: float | None, decimals: int, sign: bool = False) -> str:
+    return "not drawn" if value is None else f"{value:{'+' if sign else ''}.{decimals}f}"
 
 
-def change_line(change: Change) -> str:
-    return (f"{change.row} {change.metric}: baseline {change.baseline:.4f}, now {change.now:.4f}, change "
-            f"{change.change:+.4f}, 95% interval {_interval(change)}; {change.wins} better, {change.ties} tied, "
-            f"{change.losses} worse of {change.queries:,} queries: {change.verdict}")
+def _interval(change: Change, decimals: int) -> str:
+    if change.low is None or change.high is None:
+        return "not drawn"
+    return f"[{_figure(change.low, decimals, True)}, {_figure(change.high, decimals, True)}]"
+
+
+def _verdict_said(change: Change, margin: float) -> str:
+    """The verdict, and for one the sample cannot settle, why and the queries that would."""
+    if change.verdict == UNDECIDED:
+        return change.why or UNDECIDED
+    if change.verdict != INCONCLUSIVE:
+        return change.verdict
+    if change.queries_needed is None:
+        return f"inconclusive; more queries than can be counted would detect a change of the margin ({margin:g})"
+    if change.queries_needed <= change.queries:
+        return (f"inconclusive; these {change.queries:,} queries already detect a change of the margin ({margin:g}) "
+                "at power 0.8: the change itself lies near it")
+    return (f"inconclusive; about {change.queries_needed:,} queries would decide it (a change of the margin, "
+            f"{margin:g}, detected at power 0.8)")
+
+
+def change_line(change: Change, decimals: int, margin: float) -> str:
+    return (f"{change.row} {change.metric}: baseline {_figure(change.baseline, decimals)}, now "
+            f"{_figure(change.now, decimals)}, change {_figure(change.change, decimals, True)}, 95% interval "
+            f"{_interval(change, decimals)}; {change.wins} better, {change.ties} tied, {change.losses} worse of "
+            f"{change.queries:,} queries: {_verdict_said(change, margin)}")
 
 
 def header_lines(outcome: RegressOutcome) -> list[str]:
-    block = outcome.block
-    return [f"Baseline: {outcome.baseline.shown}, {outcome.baseline.how}.",
-            f"Now: {outcome.now}; margin {block.margin:g} ({block.document}:{block.lines.get('margin', block.line)}); "
-            f"{outcome.queries:,} queries on both sides, the same judgements."]
+    block, rule, baseline = outcome.block, outcome.rule, outcome.baseline
+    return [f"Baseline: {baseline.shown}, {baseline.how}; re-derived from its run files and judgements."
+            if isinstance(baseline, Baseline) else f"Baseline: none, {baseline.how} holds no results.",
+            f"Now: {outcome.now}, re-derived; {outcome.queries:,} queries on both sides, the same corpus and "
+            "judgements." if outcome.changes else f"Now: {outcome.now}, re-derived.",
+            f"Rule: margin {block.margin:g}, inconclusive {block.inconclusive} "
+            f"({block.document}:{block.lines.get('margin', block.line)}); {rule.describe()}."]
+
+
+def _lines(outcome: RegressOutcome) -> list[str]:
+    decimals = outcome.decimals
+    return [change_line(change, decimals, outcome.block.margin) for change in outcome.changes]
 
 
 def format_text(outcome: RegressOutcome) -> str:
-    return "\n".join([*header_lines(outcome), *map(change_line, outcome.changes), outcome.summary()]) + "\n"
+    return "\n".join([*header_lines(outcome), *_lines(outcome), outcome.summary()]) + "\n"
 
 
 def _escape_data(text: str) -> str:
@@ -298,8 +503,8 @@ def format_github(outcome: RegressOutcome) -> str:
     place = f"file={_escape_property(block.document)},line={block.line}"
     lines = [f"::{ANNOTATION[change.verdict]} {place},"
              f"title={_escape_property(f'readout regress: {change.row} {change.metric}')}"
-             f"::{_escape_data(change_line(change))}" for change in outcome.changes]
-    level = "error" if not outcome.ok else "warning" if outcome.count(INCONCLUSIVE) else "notice"
+             f"::{_escape_data(line)}" for change, line in zip(outcome.changes, _lines(outcome))]
+    level = "error" if not outcome.ok else "warning" if outcome.undecided or outcome.rule.post_hoc else "notice"
     lines.append(f"::{level} title=readout regress::{_escape_data(outcome.summary())}")
     return "\n".join([*lines, *header_lines(outcome), outcome.summary()]) + "\n"
 
@@ -309,16 +514,20 @@ def _cell(text: str) -> str:
 
 
 def summary_markdown(outcome: RegressOutcome) -> str:
-    """The step summary: a heading, the baseline, and one table row per row and metric."""
-    rows = [f"| {_cell(change.row)} | {_cell(change.metric)} | {change.baseline:.4f} | {change.now:.4f} | "
-            f"{change.change:+.4f} | {_interval(change)} | "
-            f"{f'**{change.verdict}**' if change.verdict == REGRESSION else change.verdict} |"
+    """The step summary: a heading, the baseline and the rule, and one table row per row and metric."""
+    decimals = outcome.decimals
+    rows = [f"| {_cell(change.row)} | {_cell(change.metric)} | {_figure(change.baseline, decimals)} | "
+            f"{_figure(change.now, decimals)} | {_figure(change.change, decimals, True)} | "
+            f"{_interval(change, decimals)} | "
+            f"{f'**{change.verdict}**' if change.verdict == REGRESSION else _cell(change.verdict)} |"
             for change in outcome.changes]
     return "\n".join([
-        f"### readout regress: {'FAIL' if not outcome.ok else 'PASS'}", "",
+        f"### readout regress: {'FAIL' if not outcome.ok else 'PASS'}"
+        + (" (post hoc verdict)" if outcome.rule.post_hoc else ""), "",
         *("- " + _cell(line) for line in header_lines(outcome)), "",
-        "| Row | Metric | Baseline | Now | Change | 95% interval | Verdict |",
-        "| --- | --- | ---: | ---: | ---: | --- | --- |", *rows, "", _cell(outcome.summary()), "", ""])
+        *(["| Row | Metric | Baseline | Now | Change | 95% interval | Verdict |",
+           "| --- | --- | ---: | ---: | ---: | --- | --- |", *rows, ""] if rows else []),
+        _cell(outcome.summary()), "", ""])
 
 
 def append_step_summary(outcome: RegressOutcome) -> str | None:

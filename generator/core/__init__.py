@@ -6,6 +6,7 @@ Modules: `metrics` (ranking metrics by name, per query and macro), `fusion` (RRF
 `signflip` (the exact sign-flip count and wins, ties and losses, in pure Python), `uncertainty`
 (paired differences and the sign-flip test), `comparisons` (BCa intervals and the comparisons
 block), `power` (the minimum detectable effect, queries needed, equivalence and non-inferiority),
+`sample_size` (the fewest queries any paired interval, test or decision is drawn from),
 `all_pairs` (every pair of measured rows with Holm's correction), `diagnosis` (candidate
 miss or ordering problem), `headroom` (the oracle order of a row's own candidates), `frontier`
 (the frontier's specification and the ceiling of a depth's candidates), `runfiles` (TREC run and

@@ -461,11 +461,14 @@ def non_inferiority(differences: Sequence[float], margin: float, *, alpha: float
     return result
 
 
-def regression_verdict(low: float, high: float, margin: float) -> str:
+def regression_verdict(low: float, high: float, margin: float, *, estimate: float | None = None) -> str:
     """What an interval ``[low, high]`` of a change (new minus baseline) says against margin m > 0.
 
     - ``"regression"``: ``high < -m``, the whole interval is below minus the margin (the new
-      version is worse by more than m);
+      version is worse by more than m); or, given the change's ``estimate``, ``high < 0`` and
+      ``estimate < -m``: a loss the interval tells from noise whose best estimate is beyond the
+      margin (an interval [-0.143, -0.006] around -0.054 against m = 0.01 is a regression, never
+      "inconclusive");
     - ``"non-inferior"``: ``low > -m``, the whole interval is above minus the margin (any loss is
       smaller than m);
     - ``"inconclusive"``: otherwise, the interval reaches ``-m`` (endpoints equal to ``-m``
@@ -475,13 +478,15 @@ def regression_verdict(low: float, high: float, margin: float) -> str:
     decision at level alpha.
 
     Raises:
-        ValueError: an endpoint not finite, ``low > high``, or margin not > 0.
+        ValueError: an endpoint or the estimate not finite, ``low > high``, or margin not > 0.
     """
     low, high = _check_finite("low", low), _check_finite("high", high)
     margin = _check_finite("margin", margin, positive=True)
     if low > high:
         raise ValueError(f"low must be at most high, got low {low!r} and high {high!r}")
-    if high < -margin:
+    if estimate is not None:
+        estimate = _check_finite("estimate", estimate)
+    if high < -margin or (estimate is not None and high < 0.0 and estimate < -margin):
         return REGRESSION
     if low > -margin:
         return NON_INFERIOR

@@ -13,5 +13,6 @@ scores), `shapes`, `cost` and `cost_report` (a reranker's cost measured by its s
 `sweep` (many configurations priced by shape, each timing reused where it is exact), `training`
 (fine-tuning a cross-encoder on the corpus alone), `progress` (a bar on a terminal, a line at
 least every 10 seconds in a log), `environment` (the machine and package
-versions) and `pipeline` (the orchestration and the writer).
+versions), `currency` (whether a results file still describes its inputs, run files included, by
+content) and `pipeline` (the orchestration and the writer).
 """

@@ -22,11 +22,12 @@ from generator import __version__
 from generator.errors import InputError, ModelUnavailableError, clip
 from generator.evaluate.cache import EmbeddingCache, RerankCache
 from generator.evaluate.cost import measure_rerank_cost
+from generator.evaluate.currency import UNCHANGED, results_problem, set_problem  # noqa: F401 - set_problem: read here too
 from generator.evaluate.distributed import RayEngine
 from generator.evaluate.environment import package_versions, thread_count
 from generator.core.data_source import identifier_of
 from generator.evaluate.irds import ensure_exported
-from generator.evaluate.data import Dataset, check_dataset_layout, hash_inputs, load_dataset
+from generator.evaluate.data import Dataset, load_dataset
 from generator.results.model import corpus_input
 from generator.core.metrics import ROW_METRICS, Metric, metrics_from_names
 from generator.evaluate.models import resolve_device, resolve_model
@@ -560,27 +561,6 @@ def write_sealed_results(results_path: Path, runs_dir: Path, evaluation: Evaluat
     return results_path
 
 
-def set_problem(results_path: Path) -> str | None:
-    """Why the files beside a results file are not the set it records (an interrupted write, or
-    a file changed by hand): the first run file or judgements copy whose sha256 differs."""
-    try:
-        model = read_results(results_path).model
-    except (InputError, OSError):
-        return f"{results_path.name} cannot be read"
-    recorded = dict(model.manifest_block("run_files"))
-    if model.manifest_block("qrels_copy"):
-        recorded["judgements copy"] = model.manifest_block("qrels_copy")
-    for name, entry in sorted(recorded.items()):
-        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
-            return f"{results_path.name} records no path for {name}"
-        path = results_path.parent / entry["path"]
-        if not path.is_file():
-            return f"{display_path(path)} is missing"
-        if sha256_file(path) != entry.get("sha256"):
-            return f"{display_path(path)} is not the file {results_path.name} records (an interrupted write?)"
-    return None
-
-
 def _sample_comparisons(sample_path: Path, results: dict[str, Any]) -> tuple[Results, dict[str, Any]]:
     with reading(sample_path):
         sample = read_results(sample_path)
@@ -597,19 +577,7 @@ def run_and_write(options: EvaluationOptions, log: Callable[[str], None] = print
 
 
 def results_are_current(options: EvaluationOptions) -> tuple[bool, str]:
-    """Whether the results file was made from today's inputs and parameters (for `build`)."""
-    if not options.results_path.is_file():
-        return False, f"{options.results_path.name} does not exist"
-    try:
-        manifest = read_results(options.results_path).model.manifest
-    except (InputError, OSError):
-        return False, f"{options.results_path.name} has no readable manifest"
-    if not manifest or manifest.get("parameters") != options.parameters():
-        return False, "parameters changed"
-    problem = set_problem(options.results_path)
-    if problem:
-        return False, problem
-    check_dataset_layout(options.data)
-    if manifest.get("inputs") != hash_inputs(options.data):
-        return False, "input files changed"
-    return True, "inputs and parameters unchanged"
+    """Whether the results file was made from today's inputs, run files and parameters (for
+    `build`; generator.evaluate.currency compares them by content)."""
+    problem = results_problem(options)
+    return (True, UNCHANGED) if problem is None else (False, problem)

@@ -2,64 +2,99 @@
 baseline results file readout.yaml's `regression.baseline` names.
 
 The same comparison `readout regress` gates on (generator.noninferiority: the paired change, its
-interval and its verdict against the design's margin), read only from files: the baseline is the
-committed file, never a git ref, so a report reads the same in every clone and `render --check`
-gives the same answer in a shallow one. Other judgements or other queries than the results'
-stop the render, as they stop the gate. The template (templates/since-baseline.html.j2) receives
-every value through its door; the verdict words are data, computed, never labels.
+interval and its verdict against the design's margin, with the block as the freeze holds it),
+read only from files: the baseline is the committed file, never a git ref, so a report reads the
+same in every clone and `render --check` gives the same answer in a shallow one. Both sides are
+re-derived from their run files and judgements first (the baseline's lie beside it), exactly as
+`regress` re-derives them: a resealed file with other per-query values stops the render instead
+of turning a regression into a pass. Other judgements, queries or corpus than the results' stop
+the render, as they stop the gate. A block set or moved after the results existed marks every
+verdict of the table post hoc, with the freeze that did it. Figures are shown at three decimals,
+or more where fewer would round one onto the other side of the margin or of zero
+(generator.noninferiority.deciding_decimals). The template (templates/since-baseline.html.j2)
+receives every value through its door; the verdict words are data, computed, never labels.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import Any
 
+from generator.claims.record.freeze import frozen_regression
+from generator.claims.tracing.measured import ResultsFiles
 from generator.errors import InputError
-from generator.fileio import display_path, reading
-from generator.noninferiority import changes_since, require_regression_block
+from generator.fileio import display_path
+from generator.noninferiority import changes_since, deciding_decimals
 from generator.project import Project
 from generator.project.outputs import OutputSpec
 from generator.render.doors import Door
 from generator.render.labels import Labels
 from generator.render.values import format_number
 from generator.render.views import sample_view
-from generator.results import Results, read_results
+from generator.results import Results
 
 BLOCK = "since_baseline"
+# A report's tables show three decimals; more only where three would flip what a reader compares.
+LEAST_DECIMALS = 3
 
 
 def shows_since_baseline(spec: OutputSpec) -> bool:
     return any(BLOCK in section.show for section in spec.sections)
 
 
+def _rederived(outputs_dir: Path, name: str, shown: str, missing: str, refusal: str) -> Results:
+    """A results file re-derived from the run files and judgements beside it, or an input error."""
+    results, problem = ResultsFiles(outputs_dir).for_decision(name)
+    if results is None:
+        raise InputError(missing, path=shown)
+    if problem is not None:
+        raise InputError(f"{refusal}: {problem}", path=shown)
+    return dataclasses.replace(results, path=Path(shown))
+
+
 def read_baseline(project: Project) -> Results:
-    """The baseline results file readout.yaml names (read as a file: no git)."""
+    """The baseline results file readout.yaml names (read as a file: no git), re-derived from the
+    run files and judgements beside it."""
     if project.regression_baseline is None:
         raise InputError("since_baseline needs regression.baseline: the committed baseline results file",
                          path=display_path(project.config_path), field="regression.baseline")
     path = project.resolve(project.regression_baseline)
-    with reading(path):
-        return read_results(path, project.regression_baseline,
-                            missing="missing: the baseline results file readout.yaml's regression.baseline names "
-                                    "(copy the last release's results.json there and commit it)")
+    return _rederived(path.parent, path.name, display_path(path),
+                      "missing: the baseline results file readout.yaml's regression.baseline names (copy the last "
+                      "release's results file and its runs folder there and commit them)",
+                      "the baseline does not re-derive from the run files and judgements beside it (copy the "
+                      "release's runs folder beside it too), so it is not compared")
 
 
 def since_baseline_view(project: Project, spec: OutputSpec, results: Results, door: Door,
                         labels: Labels) -> dict[str, Any] | None:
     """The table's rows (row, metric, baseline, now, change, interval, verdict), the baseline
-    file and the margin; None when no section of this output shows the block."""
+    file, the margin and, when the block was set after the results, why the verdicts are post hoc;
+    None when no section of this output shows the block."""
     if not shows_since_baseline(spec):
         return None
-    block = require_regression_block(project.design_dir)
+    rule = frozen_regression(project)
+    block = rule.block
     baseline = read_baseline(project)
+    shown = display_path(project.outputs_dir / block.file)
+    current = _rederived(project.outputs_dir, block.file, shown,
+                         f"missing: `readout build` writes it (the design's regression block compares {block.file})",
+                         "does not re-derive from its run files and judgements, so it is not compared")
     changes = changes_since(block, baseline, display_path(project.resolve(project.regression_baseline or "")),
-                            results, display_path(results.path))
+                            current, shown)
+    decimals = deciding_decimals(changes, block.margin, least=LEAST_DECIMALS)
+
+    def figure(value: float | None, sign: str = "") -> Any:
+        return door.data("not drawn" if value is None else format_number(value, f"{sign}.{decimals}f"))
+
     rows = [{"row": door.code(change.row), "metric": door.data(change.metric),
-             "baseline": door.data(format_number(change.baseline, ".3f")),
-             "now": door.data(format_number(change.now, ".3f")),
-             "change": door.data(format_number(change.change, "+.3f")),
-             "interval": door.interval(door.data(format_number(change.low, "+.3f")),
-                                       door.data(format_number(change.high, "+.3f"))),
+             "baseline": figure(change.baseline), "now": figure(change.now), "change": figure(change.change, "+"),
+             "interval": (door.interval(figure(change.low, "+"), figure(change.high, "+"))
+                          if change.low is not None and change.high is not None else figure(None)),
              "verdict": door.data(change.verdict)}
             for change in changes]
     return {"rows": rows, "file": door.code(project.regression_baseline), "margin": door.data(f"{block.margin:g}"),
-            "sample": sample_view(results, door, labels)}
+            "sample": sample_view(current, door, labels),
+            "post_hoc": door.data(rule.describe()) if rule.post_hoc else None,
+            "post_hoc_mark": door.data("post hoc") if rule.post_hoc else None}

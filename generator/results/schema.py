@@ -320,8 +320,10 @@ COMPARISON_WITH_SAMPLE_BY_ROW = Block(
     ("comparison_with_sample_by_row.{row}.per_metric.{metric}.{side}.{field}",
      "comparison_with_sample_by_row.{row}.per_metric.{metric}.{field}", "comparison_with_sample_by_row.{row}.{field}..."),
     formerly=("comparison_300_by_row",))
-MANIFEST = Block("manifest", "how the figures were made: inputs and their sha256, parameters, query ids, rows, models, "
-                 "metrics, run files, the judgements copy, packages, machine, times, and the seal",
+MANIFEST = Block("manifest", "how the figures were made: inputs and their sha256 (the dataset files, and each run file a "
+                 "row read as `supplied_runs`, by content: build and the gate hold the results to them), parameters, "
+                 "query ids, rows, models, metrics, run files, the judgements copy, the release sample an every-query "
+                 "file was compared with, packages, machine, times, and the seal",
                  ("manifest.{field}...",), writers=BOTH, over_queries=False, derived=False, required=True)
 
 # The L03 sandbox's own blocks.

@@ -31,6 +31,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.evaluate.cost": {"parameters", "queries"},
         "generator.evaluate.cost_report": {"parameters", "queries"},
         "generator.evaluate.pipeline": {"parameters"},
+        "generator.evaluate.currency": {"parameters"},
         "generator.evaluate.sweep": {"queries"},
         "generator.render.charts": {"ceiling"},
         "generator.render.views": {"ceiling", "diagnosis"},
@@ -38,6 +39,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
     "readout.yaml's own keys and words: the `evaluate:` options, the `sandbox:` block, an output's `table:` and "
     "the blocks a section may `show:` (which the template context names alike)": {
         "generator.core.options": {"candidate_depth", "comparisons", "frontier", "query_set", "rerank_cost"},
+        "generator.evaluate.currency": {"frontier", "rerank_cost"},
         "generator.project.outputs": {"all_pairs", "frontier", "per_query", "rerank_cost", "table"},
         "generator.render.renderer": {"all_pairs", "frontier", "per_query", "rerank_cost", "table"},
         "generator.sandbox.config": {"parameters"},

@@ -38,7 +38,8 @@ from typing import Any, Sequence
 
 from generator.claims.record.design import design_files
 from generator.characters import describe, hidden_character
-from generator.claims.record.triggers import DesignRules, budget_read_by, effect_budget, read_design_rules
+from generator.claims.record.triggers import (HOW_TO_ADD_REGRESSION, REGRESSION_INFO, DesignRules, RegressionBlock,
+                                             budget_read_by, effect_budget, read_design_rules, read_regression_block)
 from generator.errors import InputError
 from generator.fileio import (atomic_write_json, display_path, reading, remove_stale_temporaries, sha256_file,
                               utf8_text)
@@ -47,6 +48,8 @@ from generator.results import read_results, strict_json
 
 FREEZE_VERSION = 2
 GENESIS = "genesis"
+# What an entry made before the regression block was kept in its rules snapshot holds of it.
+LEGACY = object()
 NONE_YET = "none yet"
 ADDED, REMOVED = "added", "removed"
 # What of a decision's rule can move: the predicate and what it reads, the outcome words, a budget.
@@ -123,6 +126,8 @@ def _shape_problem(entry: Any) -> str | None:
     if not isinstance(rules, dict) or not isinstance(rules.get("budgets"), dict) or not isinstance(
             rules.get("triggers"), dict):
         return "rules is {budgets: {...}, triggers: {...}}"
+    if not isinstance(rules.get(REGRESSION_INFO, {}), (dict, type(None))):
+        return "rules.regression is the regression block's snapshot or null"
     if entry["results"] != NONE_YET and not isinstance(entry["results"], dict):
         return f"results is {NONE_YET!r} or {{file: {{sha256, finished_at}}}}"
     if not isinstance(entry["amended"], dict) or not isinstance(entry["post_hoc"], list):
@@ -188,8 +193,11 @@ def current_texts(project: Project) -> dict[str, str]:
 
 
 def rules_snapshot(rules: DesignRules) -> dict[str, Any]:
-    """What a freeze keeps of the budgets and triggers: enough to say later what moved."""
+    """What a freeze keeps of the budgets, the triggers and the regression block (null when the
+    design has none): enough to say later what moved. A freeze made before the regression block
+    was kept holds no `regression` key at all (`LEGACY`)."""
     return {"budgets": {name: budget.value for name, budget in sorted(rules.budgets.items())},
+            REGRESSION_INFO: rules.regression.snapshot() if rules.regression is not None else None,
             "triggers": {trigger.decision: {"when": trigger.predicate.source, "values": dict(trigger.values),
                                             "file": trigger.file, "fires": trigger.fires,
                                             "otherwise": trigger.otherwise, "document": trigger.document,
@@ -226,6 +234,38 @@ def amended_decisions(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[s
             parts.append("budget")
         if parts:
             moved[decision] = parts
+    return moved
+
+
+def regression_moved(previous: dict[str, Any] | None, rules: dict[str, Any], documents: dict[str, str]) -> list[str]:
+    """What a freeze holding `rules` and `documents` moved of the regression block since the entry
+    `previous` (its data; None: the first freeze). An entry made before the block was kept in the
+    snapshot (no `regression` key) is read through the hash of the document that holds the block
+    now: a change of that document may have moved it."""
+    new = rules.get(REGRESSION_INFO)
+    old = previous["rules"].get(REGRESSION_INFO, LEGACY) if previous is not None else None
+    if old is LEGACY:
+        if new is None:
+            return []
+        name = new.get("document")
+        return [ADDED] if previous["documents"].get(name) != documents.get(name) else []
+    if old == new:
+        return []
+    if old is None:
+        return [ADDED]
+    if new is None:
+        return [REMOVED]
+    return sorted(key for key in set(old) | set(new) if old.get(key) != new.get(key))
+
+
+def amendments(previous: dict[str, Any] | None, rules: dict[str, Any], documents: dict[str, str]
+               ) -> dict[str, list[str]]:
+    """Per decision, and for the regression block (`regression`, never a decision's id), what an
+    entry holding `rules` and `documents` moved since the entry `previous` (its data, or None).
+    An entry made before the regression block was kept says nothing of it."""
+    moved = amended_decisions(previous["rules"] if previous is not None else None, rules)
+    if REGRESSION_INFO in rules and (parts := regression_moved(previous, rules, documents)):
+        moved[REGRESSION_INFO] = parts
     return moved
 
 
@@ -313,7 +353,7 @@ def _plan(project: Project, log: FreezeLog) -> tuple[dict[str, Any], Any, dict[s
     which decisions that makes post hoc."""
     rules = rules_snapshot(read_design_rules(project.design_dir))
     results = existing_results(project)
-    amended = amended_decisions(log.entries[-1].rules if log.entries else None, rules)
+    amended = amendments(log.entries[-1].data if log.entries else None, rules, current_hashes(project))
     return rules, results, amended, post_hoc_decisions(results != NONE_YET, amended)
 
 
@@ -398,7 +438,7 @@ def log_problems(project: Project, log: FreezeLog, *, design_matches: bool) -> l
         if entry.data["previous_sha256"] != expected:
             problems.append(f"{where}: the chain breaks here (previous_sha256 should be {expected[:12]}): an entry "
                             "was edited, removed or inserted")
-        recomputed = amended_decisions(previous.rules if previous else None, entry.rules)
+        recomputed = amendments(previous.data if previous else None, entry.rules, entry.documents)
         if entry.amended != recomputed:
             problems.append(f"{where}: amended says {_moved_text(entry.amended)} but the rules moved "
                             f"{_moved_text(recomputed)}")
@@ -423,6 +463,8 @@ def log_problems(project: Project, log: FreezeLog, *, design_matches: bool) -> l
         problems.append(f"{shown}: the kept texts are not the documents of freeze {last.number}")
     if design_matches and not problems:
         today = rules_snapshot(read_design_rules(project.design_dir))
+        if REGRESSION_INFO not in last.rules:
+            today.pop(REGRESSION_INFO)   # frozen before the regression block was kept: said nothing of it
         if today != last.rules:
             problems.append(f"{shown}: freeze {last.number} records rules the design documents do not hold "
                             "(the log was edited)")
@@ -519,3 +561,87 @@ def rule_changes(log: FreezeLog | None, decision: str) -> list[RuleChange]:
 
 def _with_id(rule: dict[str, Any] | None, decision: str) -> dict[str, Any] | None:
     return {**rule, "decision": decision} if rule is not None else None
+
+
+# --------------------------------------------------------------------------- the regression block, as frozen
+
+
+@dataclass(frozen=True)
+class FrozenRegression:
+    """The design's regression block as the freeze holds it, and whether it was fixed before the
+    results: `post_hoc` when the entry that last set or moved it was made once results existed."""
+
+    block: RegressionBlock
+    entry: FreezeEntry          # the freeze that last set or moved the block
+    moved: list[str]            # what that freeze moved
+    recorded: bool              # False: that freeze predates the snapshot, and only its document's hash moved
+
+    @property
+    def post_hoc(self) -> bool:
+        return self.entry.results_existed
+
+    @property
+    def acknowledged(self) -> bool:
+        return REGRESSION_INFO in self.entry.post_hoc
+
+    def sentence(self) -> str:
+        """When the block was last set or moved, and whether results existed then."""
+        entry = self.entry
+        if not self.recorded:
+            what = f"changed {self.block.document}, which holds the regression block"
+        elif self.post_hoc:
+            what = f"set or moved the regression block ({', '.join(self.moved)})"
+        else:
+            what = "set the regression block"
+        when = "after results existed" if self.post_hoc else "before any results"
+        legacy = "" if self.recorded else " (a freeze made before the block itself was kept)"
+        reason = f"; reason: {entry.reason}" if entry.reason and self.post_hoc else ""
+        return f"freeze {entry.number} ({entry.frozen_at}) {what} {when}{legacy}{reason}"
+
+    def describe(self) -> str:
+        """One sentence: when the margin was fixed, and what that makes the verdict."""
+        return f"{'post hoc' if self.post_hoc else 'pre-registered'}: {self.sentence()}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"post_hoc": self.post_hoc, "freeze": self.entry.number, "frozen_at": self.entry.frozen_at,
+                "moved": list(self.moved), "recorded": self.recorded, "acknowledged": self.acknowledged,
+                "reason": self.entry.reason, "said": self.describe()}
+
+
+def frozen_regression(project: Project, log: FreezeLog | None = None) -> FrozenRegression:
+    """The design's regression block, refused unless the freeze holds it exactly as the design
+    documents say (a margin moved and not frozen would decide a gate), with the freeze that last
+    set or moved it."""
+    block = read_regression_block(project.design_dir)
+    if block is None:
+        raise InputError(f"no regression block in the design: {HOW_TO_ADD_REGRESSION}",
+                         path=display_path(project.design_dir))
+    log = log if log is not None else read_freeze_log(project)
+    shown = display_path(project.freeze_path)
+    if log is None or log.version != FREEZE_VERSION:
+        raise InputError("the design is not frozen (or frozen by a version 1 freeze, which records no results): the "
+                         "regression block decides only as frozen; run `readout freeze`", path=shown)
+    document = project.design_dir / block.name
+    frozen, now = log.documents.get(block.name), sha256_file(document)
+    if frozen != now:
+        raise InputError("the regression block's document "
+                         + (f"changed since the last freeze (sha256 {frozen[:12]} frozen, {now[:12]} now)"
+                            if frozen else "is not in the freeze")
+                         + ": the block decides only as frozen; run `readout freeze` (once results exist, with "
+                           f"--reason and --post-hoc {REGRESSION_INFO})", path=block.document, line=block.line)
+    last = log.entries[-1]
+    if REGRESSION_INFO in last.rules and last.rules[REGRESSION_INFO] != block.snapshot():
+        raise InputError(f"freeze {last.number} records a regression block the design documents do not hold (the "
+                         "log was edited)", path=shown)
+    moved_at, moved, recorded = last, [ADDED], REGRESSION_INFO in last.rules
+    previous: FreezeEntry | None = None
+    for entry in log.entries:
+        if REGRESSION_INFO in entry.rules:
+            parts = regression_moved(previous.data if previous else None, entry.rules, entry.documents)
+        else:
+            before = previous.documents.get(block.name) if previous else None
+            parts = [] if previous is not None and before == entry.documents.get(block.name) else [ADDED]
+        if parts:
+            moved_at, moved, recorded = entry, parts, REGRESSION_INFO in entry.rules
+        previous = entry
+    return FrozenRegression(block, moved_at, moved, recorded)

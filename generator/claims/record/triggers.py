@@ -60,16 +60,17 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from generator.characters import describe, hidden_character
 from generator.claims.record.design import DesignDocument, design_files
+from generator.core.sample_size import too_few_queries
 from generator.memo import default_memo
 from generator.claims.language.predicates import (UNKNOWN, Predicate, PredicateEvaluationError, PredicateSyntaxError,
                                          compile_predicate, evaluate_three_valued)
-from generator.errors import InputError
+from generator.errors import InputError, clip
 from generator.fileio import display_path, reading, sha256_text
 from generator.numerals import find_numerals, numeral_value
 from generator.results import RESULTS_NAME, PathSyntaxError, Results, cost_block, parse_path, path_text
 from generator.results.model import cheapest_within, within_budget
 from generator.results.schema import FRONTIER as FRONTIER_BLOCK
-from generator.safe_yaml import load_config_with_lines
+from generator.safe_yaml import load_config_with_lines, parse_yaml
 from generator.wording import label_problem
 
 if TYPE_CHECKING:
@@ -86,6 +87,23 @@ FRONTIER_FIELDS = ("p95_milliseconds", "p50_milliseconds", "ceiling", "headroom"
 TRIGGER_KEYS = {"decision", "when", "fires", "otherwise", "values", "file", "effect"}
 EFFECT_KEYS = {"comparison", "metric", "minimum", "power", "alpha"}
 DEFAULT_POWER, DEFAULT_ALPHA = 0.8, 0.05
+# The design's `regression` block: what `readout regress` compares, and what it must rule out.
+REGRESSION_INFO = "regression"
+REGRESSION_KEYS = ("rows", "metrics", "margin", "inconclusive", "file", "baseline")
+# What an inconclusive change (or one the sample cannot decide) does to the gate, pre-registered
+# with the margin: `warn` (exit 0, said) when the block says nothing, so a design written before
+# the policy existed reads as it always has; `fail` (exit 1).
+INCONCLUSIVE_POLICIES = ("warn", "fail")
+DEFAULT_INCONCLUSIVE = "warn"
+# Every measure readout computes (recall, precision, reciprocal rank, average precision, nDCG;
+# generator.core.metrics) lies in [0, 1], so a change lies in [-1, 1]: a margin of 1 or more
+# rules out no loss at all.
+METRIC_RANGE = (0.0, 1.0)
+# A margin is written as a plain decimal: YAML 1.1 would read `0x10` as 16 and `1_000` as 1000.
+_DECIMAL = re.compile(r"^[+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$")
+HOW_TO_ADD_REGRESSION = ("add a fenced ```regression block to a design document (design/*.md) holding rows: "
+                         "[ROW, ...], metrics: [METRIC, ...] and margin: NUMBER (the non-inferiority margin, > 0), "
+                         "then `readout freeze`")
 _DECISION_ID = re.compile(r"^[A-Z][A-Za-z0-9-]{0,15}$")
 _VALUE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
 
@@ -154,10 +172,43 @@ class DecisionRow:
                 "anchor": self.anchor.describe() if self.anchor is not None else None, "power": self.power}
 
 
+@dataclass(frozen=True)
+class RegressionBlock:
+    """The design's `regression` block: what is compared, the margin a loss must clear, and what an
+    inconclusive change does. Frozen like a decision's rule (generator.claims.record.freeze)."""
+
+    rows: tuple[str, ...]
+    metrics: tuple[str, ...]
+    margin: float
+    baseline: str | None
+    document: str                   # the design document, as a path is shown
+    line: int                       # the block's first line
+    lines: dict[str, int] = field(default_factory=dict)   # key -> line
+    inconclusive: str = DEFAULT_INCONCLUSIVE
+    file: str = RESULTS_NAME        # the results file in outputs/ whose query set decides
+    name: str = ""                  # the design document's name in design/
+
+    def where(self, key: str) -> dict[str, Any]:
+        """InputError's location of one of the block's keys."""
+        return {"path": self.document, "line": self.lines.get(key, self.line), "field": key}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rows": list(self.rows), "metrics": list(self.metrics), "margin": self.margin,
+                "inconclusive": self.inconclusive, "file": self.file, "baseline": self.baseline,
+                "document": self.document, "line": self.line}
+
+    def snapshot(self) -> dict[str, Any]:
+        """What a freeze keeps of the block: everything that decides a verdict."""
+        return {"rows": list(self.rows), "metrics": list(self.metrics), "margin": self.margin,
+                "inconclusive": self.inconclusive, "file": self.file, "baseline": self.baseline,
+                "document": self.name}
+
+
 @dataclass
 class DesignRules:
     budgets: dict[str, Budget] = field(default_factory=dict)
     triggers: list[Trigger] = field(default_factory=list)
+    regression: RegressionBlock | None = None
 
 
 @functools.lru_cache(maxsize=1)
@@ -208,9 +259,11 @@ def design_fences(design_dir: Path, kinds: tuple[str, ...]) -> list[tuple[str, s
 
 
 def read_design_rules(design_dir: Path) -> DesignRules:
-    """Every `budget` and `trigger` block of the design documents, validated."""
+    """Every `budget` and `trigger` block and the `regression` block of the design documents,
+    validated."""
     rules = DesignRules()
-    blocks = design_fences(design_dir, ("budget", "trigger"))
+    blocks = design_fences(design_dir, ("budget", "trigger", REGRESSION_INFO))
+    rules.regression = _regression_block([block for block in blocks if block[0] == REGRESSION_INFO])
     for info, content, line, heading, name, shown in blocks:
         if info == "budget":
             _read_budget(content, line, name, shown, rules)
@@ -285,13 +338,88 @@ def _natural(text: str) -> tuple:
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
-def _block(content: str, line: int, shown: str) -> tuple[dict[str, Any], Callable[[str], int]]:
+def read_regression_block(design_dir: Path) -> RegressionBlock | None:
+    """The `regression` block of the design documents, validated; None when there is none."""
+    return _regression_block(design_fences(design_dir, (REGRESSION_INFO,)))
+
+
+def _regression_block(found: list[tuple[str, str, int, str | None, str, str]]) -> RegressionBlock | None:
+    if not found:
+        return None
+    if len(found) > 1:
+        first, second = found[0], found[1]
+        raise InputError(f"a second regression block (the first is at {first[5]}:{first[2]}): the design fixes one",
+                         path=second[5], line=second[2])
+    _, content, line, _, name, shown = found[0]
+    data, line_of = _block(content, line, shown, what="a regression block holds a YAML mapping of rows, metrics, "
+                                                       "margin and (optionally) inconclusive, file and baseline")
+    unknown = sorted(str(key) for key in data if key not in REGRESSION_KEYS)
+    if unknown:
+        raise InputError(f"unknown key; a regression block holds {', '.join(REGRESSION_KEYS)}", path=shown,
+                         line=line_of(unknown[0]), field=clip(unknown[0], 40))
+    for key in ("rows", "metrics", "margin"):
+        if key not in data:
+            raise InputError(f"missing; {HOW_TO_ADD_REGRESSION}", path=shown, line=line, field=key)
+    names = {}
+    for key, what in (("rows", "rows of the results table, e.g. [hybrid]"), ("metrics", "metrics, e.g. [nDCG@5]")):
+        value = data[key]
+        if not isinstance(value, list) or not value or not all(isinstance(item, str) and item.strip()
+                                                               for item in value):
+            raise InputError(f"a non-empty list of {what}", path=shown, line=line_of(key), field=key)
+        stripped = [item.strip() for item in value]
+        repeated = sorted({item for item in stripped if stripped.count(item) > 1})
+        if repeated:
+            raise InputError(f"{clip(repeated[0], 40)!r} is listed twice", path=shown, line=line_of(key), field=key)
+        names[key] = tuple(stripped)
+    margin = _margin(content, data["margin"], shown, line_of("margin"))
+    policy = data.get("inconclusive", DEFAULT_INCONCLUSIVE)
+    if policy not in INCONCLUSIVE_POLICIES:
+        raise InputError(f"what an inconclusive change does to the gate: {' or '.join(INCONCLUSIVE_POLICIES)} "
+                         f"(default {DEFAULT_INCONCLUSIVE}), got {clip(str(policy), 40)!r}", path=shown,
+                         line=line_of("inconclusive"), field="inconclusive")
+    results_file = data.get("file", RESULTS_NAME)
+    if (not isinstance(results_file, str) or not re.fullmatch(r"results(?:-[A-Za-z0-9_-]{1,40})?\.json",
+                                                               results_file)):
+        raise InputError("the results file in outputs/ whose query set decides, e.g. results.json or "
+                         "results-all.json", path=shown, line=line_of("file"), field="file")
+    baseline = data.get("baseline")
+    if baseline is not None and (not isinstance(baseline, str) or not baseline.strip() or "\x00" in baseline):
+        raise InputError("a results file (relative to the project) or a git ref, e.g. v1.2 or "
+                         "outputs/baseline/results.json", path=shown, line=line_of("baseline"), field="baseline")
+    return RegressionBlock(rows=names["rows"], metrics=names["metrics"], margin=margin,
+                           baseline=baseline.strip() if baseline else None, document=shown, line=line,
+                           lines={str(key): line_of(str(key)) for key in data}, inconclusive=policy,
+                           file=results_file, name=name)
+
+
+def _margin(content: str, value: Any, shown: str, line: int) -> float:
+    """The margin as written: a plain decimal strictly inside the metric's range. The text is read,
+    not YAML's typing of it, so `0x10` or `1_000` (YAML 1.1's 16 and 1000) are refused."""
+    low, high = METRIC_RANGE
+    shape = (f"the non-inferiority margin in the metric's units: a plain decimal above {low:g} and below "
+             f"{high - low:g} (every metric lies in [{low:g}, {high:g}]), e.g. 0.01")
+    written = None
+    if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+        root = parse_yaml(content, shown)
+        node = root.value.get("margin") if root is not None and isinstance(root.value, dict) else None
+        written = node[1].value if node is not None and isinstance(node[1].value, str) else None
+    if written is None or not _DECIMAL.match(written.strip()):
+        raise InputError(f"{shape}, got {clip(str(written if written is not None else value), 40)}", path=shown,
+                         line=line, field="margin")
+    margin = float(written.strip())
+    if not math.isfinite(margin) or not 0.0 < margin < high - low:
+        raise InputError(f"{shape}, got {clip(written.strip(), 40)}", path=shown, line=line, field="margin")
+    return margin
+
+
+def _block(content: str, line: int, shown: str,
+           what: str = "a fenced block holds a YAML mapping") -> tuple[dict[str, Any], Callable[[str], int]]:
     try:
         data, lines = load_config_with_lines(content, shown)
     except InputError as error:
         raise InputError(error.reason, path=shown, line=line + (error.line or 1) - 1) from None
     if not isinstance(data, dict):
-        raise InputError("a fenced block holds a YAML mapping", path=shown, line=line)
+        raise InputError(what, path=shown, line=line)
     return data, lambda key: line + (lines.line(key) or 1) - 1
 
 
@@ -390,6 +518,13 @@ def _trigger_effect(effect: Any, line_of: Callable[[str], int], shown: str, rule
             raise InputError(f"a number > 0 or budget.NAME of a known budget; known: "
                              f"{', '.join(sorted(rules.budgets)) or '(none)'}", path=shown,
                              line=line_of("effect.minimum"), field="effect.minimum")
+        budget = rules.budgets[steps[1]]
+        if not budget.value > 0:
+            # No sample detects a change of 0: the queries it needs cannot be counted.
+            raise InputError(f"the smallest change that matters must be above 0, and budget {budget.name} is "
+                             f"{budget.value:g} ({budget.document}:{budget.line}): no sample can detect a change of "
+                             "0; give a number > 0 or a budget above 0", path=shown,
+                             line=line_of("effect.minimum"), field="effect.minimum")
     elif isinstance(minimum, bool) or not isinstance(minimum, (int, float)) or not math.isfinite(minimum) or minimum <= 0:
         raise InputError("the smallest change that matters: a number > 0 or budget.NAME", path=shown,
                          line=line_of("effect.minimum"), field="effect.minimum")
@@ -400,6 +535,13 @@ def _trigger_effect(effect: Any, line_of: Callable[[str], int], shown: str, rule
             raise InputError("a probability strictly between 0 and 1", path=shown, line=line_of(f"effect.{key}"),
                              field=f"effect.{key}")
         read[key] = float(value)
+    if read["power"] <= read["alpha"]:
+        # A two-sided test at level alpha already rejects with probability alpha when nothing
+        # changed: a lower power asks for nothing, and the power kernel refuses it.
+        raise InputError(f"the power wanted ({read['power']:g}) must be above alpha ({read['alpha']:g}): a test at "
+                         f"level alpha rejects with probability alpha when nothing changed", path=shown,
+                         line=line_of("effect.power" if "power" in effect else "effect.alpha"),
+                         field="effect.power" if "power" in effect else "effect.alpha")
     return read
 
 
@@ -496,7 +638,9 @@ def evaluate_trigger(trigger: Trigger, budgets: dict[str, Budget], results: Resu
             continue
         if results is None or results_problem:
             values[name] = UNKNOWN
-            row.read[name] = {"path": path, "value": None, "measured": False, "source": trigger.file}
+            # Which file, and why it cannot be read (missing: the command that writes it).
+            row.read[name] = {"path": path, "value": None, "measured": False, "source": trigger.file,
+                              "unreadable": results_problem}
             unknown_reasons.append(f"{trigger.file} cannot be read: {results_problem}")
             continue
         if steps[0].key == FRONTIER and len(steps) > 1 and steps[1].key in FRONTIER_QUERIES:
@@ -579,6 +723,14 @@ def _weigh_the_sample(row: DecisionRow, budgets: dict[str, Budget], results: Res
         raise InputError(f"decision {trigger.decision}: {effect['comparison']} has no metric {effect['metric']!r}",
                          **where)
     differences = results.model.paired_differences(comparison["row"], comparison["baseline"], effect["metric"])
+    too_few = too_few_queries(len(differences), effect["alpha"])
+    if too_few is not None:
+        # One query gives no spread, a handful no test that can reject: whatever the trigger read,
+        # the sample decides nothing (generator.core.sample_size).
+        figures.update(queries=len(differences), minimum_detectable_effect=None, queries_needed=None,
+                       reason=too_few)
+        row.state, row.reason = UNDECIDED, too_few
+        return
     detectable = default_memo().remembered(
         "decision power", sha256_text(repr((differences, minimum, effect["alpha"], effect["power"]))),
         lambda: _detectable(differences, minimum, effect["alpha"], effect["power"]))

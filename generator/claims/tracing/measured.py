@@ -65,7 +65,7 @@ class ResultsFiles:
         if not inside(path, self.outputs_dir):
             return None, f"{name} resolves outside outputs/"
         if name not in self.read and not path.is_file():
-            return None, f"{name} does not exist; run `readout evaluate`"
+            return None, f"outputs/{name} does not exist: `readout build` writes it"
         results = self._load(name, "results file not found")
         if name not in self.problems:
             self.problems[name] = self._problem(results)

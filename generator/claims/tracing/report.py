@@ -139,8 +139,10 @@ def decision_lines(report: CheckReport) -> list[str]:
         read = ", ".join(f"{name} = {_value_text(entry)}" for name, entry in sorted(row.read.items()))
         # An undecided trigger has no outcome of its own to name ("cannot be decided" twice).
         outcome = f": {row.outcome}" if row.outcome != row.state else ""
+        unreadable = next((entry["unreadable"] for entry in row.read.values() if entry.get("unreadable")), None)
         lines.append(f"Decision {row.trigger.decision}: trigger {row.state}{outcome} "
-                     f"(when {row.trigger.predicate.source}; {read})" + _power_text(row))
+                     f"(when {row.trigger.predicate.source}; {read})" + _power_text(row)
+                     + (f"; {unreadable}" if unreadable else ""))
     for row in report.decisions:
         for change in row.post_hoc:
             acknowledged = "acknowledged" if change.decision_acknowledged else "NOT acknowledged"
