@@ -4,7 +4,7 @@ A fixed tolerance ("fail when nDCG@5 drops by more than 0.01") fails on noise an
 losses: on a few dozen queries a mean moves by more than that between two runs of the same
 system, and a loss of twice the tolerance can hide in a noisy mean. This gate pairs the two runs
 query by query instead and asks whether the interval of the change rules the loss out
-(generator.noninferiority):
+(generator.claims.record.noninferiority):
 
 1. What is compared, the margin and what an inconclusive change does come from the design's
    `regression` block as the freeze holds it (generator.claims.record.freeze.frozen_regression):
@@ -50,7 +50,7 @@ from generator.claims.record.freeze import FrozenRegression, frozen_regression
 from generator.claims.tracing.measured import ResultsFiles
 from generator.errors import InputError, clip
 from generator.fileio import display_path, dumps_json, path_option
-from generator.noninferiority import (INCONCLUSIVE, NON_INFERIOR, REGRESSION, UNDECIDED, VERDICTS, Change,
+from generator.claims.record.noninferiority import (INCONCLUSIVE, NON_INFERIOR, REGRESSION, UNDECIDED, VERDICTS, Change,
                                       RegressionBlock, changes_since, deciding_decimals)
 from generator.project import Project, load_project
 from generator.results import MAX_RESULTS_BYTES, Results

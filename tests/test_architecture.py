@@ -33,7 +33,7 @@ LATE_IMPORTS_ALLOWED = {("generator.build", "refresh_results"): "generator.evalu
                         ("generator.claims.tracing.measured", "_problem"): "generator.claims.tracing.rederive",
                         # NumPy and SciPy (the interval and the verdict), only when a change since a
                         # baseline is drawn and no memo answers: a render that shows none starts without them.
-                        ("generator.noninferiority", "_measure"): "generator.core.",
+                        ("generator.claims.record.noninferiority", "_measure"): "generator.core.",
                         # SciPy, only when a frame's margin test or queries needed is not remembered.
                         ("generator.claims.frames.readings", "_margin_outcome"): "generator.core.power",
                         ("generator.claims.frames.readings", "_queries_needed"): "generator.core.power",

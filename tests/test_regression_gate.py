@@ -39,7 +39,7 @@ import pytest
 import yaml
 
 from generator.cli import main
-from generator.noninferiority import Change, deciding_decimals
+from generator.claims.record.noninferiority import Change, deciding_decimals
 from generator.results import seal
 from tests.conftest import WRITER, git_commit, make_small_dataset, one_line_error, run_cli, run_git, run_program
 
@@ -537,7 +537,7 @@ def test_other_judgements_and_another_metric_definition_are_refused_naming_what_
                                                                                          capsys):
     from generator.claims.record.triggers import read_regression_block
     from generator.errors import InputError
-    from generator.noninferiority import changes_since
+    from generator.claims.record.noninferiority import changes_since
     from generator.results import read_results
 
     root = released

@@ -1,7 +1,7 @@
 """The `since_baseline` block: each row and metric of the design's `regression` block against the
 baseline results file readout.yaml's `regression.baseline` names.
 
-The same comparison `readout regress` gates on (generator.noninferiority: the paired change, its
+The same comparison `readout regress` gates on (generator.claims.record.noninferiority: the paired change, its
 interval and its verdict against the design's margin, with the block as the freeze holds it),
 read only from files: the baseline is the committed file, never a git ref, so a report reads the
 same in every clone and `render --check` gives the same answer in a shallow one. Both sides are
@@ -11,7 +11,7 @@ of turning a regression into a pass. Other judgements, queries or corpus than th
 the render, as they stop the gate. A block set or moved after the results existed marks every
 verdict of the table post hoc, with the freeze that did it. Figures are shown at three decimals,
 or more where fewer would round one onto the other side of the margin or of zero
-(generator.noninferiority.deciding_decimals). The template (templates/since-baseline.html.j2)
+(generator.claims.record.noninferiority.deciding_decimals). The template (templates/since-baseline.html.j2)
 receives every value through its door; the verdict words are data, computed, never labels.
 """
 
@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from generator.claims.record.freeze import frozen_regression
-from generator.claims.tracing.measured import ResultsFiles
+from generator.claims.tracing.measured import changes_since_baseline
 from generator.errors import InputError
 from generator.fileio import display_path
-from generator.noninferiority import changes_since, deciding_decimals
+from generator.claims.record.noninferiority import deciding_decimals
 from generator.project import Project
 from generator.project.outputs import OutputSpec
 from generator.render.doors import Door
@@ -43,30 +43,6 @@ def shows_since_baseline(spec: OutputSpec) -> bool:
     return any(BLOCK in section.show for section in spec.sections)
 
 
-def _rederived(outputs_dir: Path, name: str, shown: str, missing: str, refusal: str) -> Results:
-    """A results file re-derived from the run files and judgements beside it, or an input error."""
-    results, problem = ResultsFiles(outputs_dir).for_decision(name)
-    if results is None:
-        raise InputError(missing, path=shown)
-    if problem is not None:
-        raise InputError(f"{refusal}: {problem}", path=shown)
-    return dataclasses.replace(results, path=Path(shown))
-
-
-def read_baseline(project: Project) -> Results:
-    """The baseline results file readout.yaml names (read as a file: no git), re-derived from the
-    run files and judgements beside it."""
-    if project.regression_baseline is None:
-        raise InputError("since_baseline needs regression.baseline: the committed baseline results file",
-                         path=display_path(project.config_path), field="regression.baseline")
-    path = project.resolve(project.regression_baseline)
-    return _rederived(path.parent, path.name, display_path(path),
-                      "missing: the baseline results file readout.yaml's regression.baseline names (copy the last "
-                      "release's results file and its runs folder there and commit them)",
-                      "the baseline does not re-derive from the run files and judgements beside it (copy the "
-                      "release's runs folder beside it too), so it is not compared")
-
-
 def since_baseline_view(project: Project, spec: OutputSpec, results: Results, door: Door,
                         labels: Labels) -> dict[str, Any] | None:
     """The table's rows (row, metric, baseline, now, change, interval, verdict), the baseline
@@ -76,13 +52,7 @@ def since_baseline_view(project: Project, spec: OutputSpec, results: Results, do
         return None
     rule = frozen_regression(project)
     block = rule.block
-    baseline = read_baseline(project)
-    shown = display_path(project.outputs_dir / block.file)
-    current = _rederived(project.outputs_dir, block.file, shown,
-                         f"missing: `readout build` writes it (the design's regression block compares {block.file})",
-                         "does not re-derive from its run files and judgements, so it is not compared")
-    changes = changes_since(block, baseline, display_path(project.resolve(project.regression_baseline or "")),
-                            current, shown)
+    changes, current = changes_since_baseline(project, rule)
     decimals = deciding_decimals(changes, block.margin, least=LEAST_DECIMALS)
 
     def figure(value: float | None, sign: str = "") -> Any:

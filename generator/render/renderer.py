@@ -33,7 +33,7 @@ from generator.project import Project, default_templates_dir
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.render import charts
 from generator.render.baseline import since_baseline_view
-from generator.noninferiority import read_regression_block
+from generator.claims.record.noninferiority import read_regression_block
 from generator.render.disclosure import build_disclosure, css_problems, missing_blocks, relabelled
 from generator.render.doors import Door, HtmlDoor, MarkdownDoor
 from generator.render.labels import LABELS_NAME, Labels, load_labels

@@ -3,7 +3,7 @@
 Speed-ups are measured; quality kept is usually assumed. For every int8 rerank row whose fp32
 twin ran too (the same model over the same candidates, generator.results.model.quantized_twins),
 the rerank cost card of the int8 row shows, per metric the design's `regression` block lists
-(generator.noninferiority; nDCG@5 when there is none):
+(generator.claims.record.noninferiority; nDCG@5 when there is none):
 
 - the change int8 minus fp32 over the file's queries, with the pair's paired interval (the
   `all_pairs` block, BCa bootstrap, drawn by the evaluation and re-derived by `check`);

@@ -131,18 +131,22 @@ def _one_comparison(queries: int, wins: int, ties: int, losses: int) -> dict:
 
 
 @pytest.mark.parametrize("statistic", ["mean", "share"])
-def test_one_query_decides_nothing(statistic):
+@pytest.mark.parametrize("queries", [1, 5])
+def test_below_the_minimum_sample_nothing_is_decided(statistic, queries):
     from generator.claims.frames.phrasing import sentence
+    from generator.core.sample_size import minimum_queries
+    assert queries < minimum_queries() == 6
     reading = _reading({"comparison": "a", "against": "b", "metric": "nDCG@5", "statistic": statistic},
-                       _one_comparison(1, 0, 0, 1))
+                       _one_comparison(queries, 0, 0, queries))
     assert reading.problem is None and reading.case == "undecidable"
     template, shown = sentence(reading)
-    assert "cannot be decided with 1 query" in template.format(**shown)
+    said = template.format(**shown)
+    assert f"cannot be decided with {queries} quer" in said and "at least 6 queries" in said
 
 
-def test_two_queries_are_read():
+def test_the_minimum_sample_is_read():
     reading = _reading({"comparison": "a", "against": "b", "metric": "nDCG@5", "statistic": "share"},
-                       _one_comparison(2, 0, 0, 2))
+                       _one_comparison(6, 0, 0, 6))
     assert reading.case == "share" and reading.facts["quantifier"] == "none"
 
 

@@ -68,7 +68,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.claims.record.triggers": {"power", "queries"},
         "generator.claims.tracing.report": {"power", "queries"},
         "generator.render.views": {"power", "queries"},
-        "generator.noninferiority": {"queries"},
+        "generator.claims.record.noninferiority": {"queries"},
         "generator.regression": {"queries", "status"},
     },
     "a word, not a key: a row kind's alias, a progress bar's unit, a subcommand, the runs folder, a Markdown "

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.claims.evidence import Evidence
+from generator.core.sample_size import DEFAULT_ALPHA as SIGNIFICANCE_LEVEL, minimum_queries
 from generator.claims.frames import thresholds
 from generator.claims.frames.spec import CHEAPEST, MEAN, QUERY, SHARE, Frame
 from generator.claims.record.design import check_design_source, reduce_markdown
@@ -37,12 +38,11 @@ from generator.results import comparison_name
 from generator.results.paths import MISSING
 from generator.results.model import cheapest_within, within_budget
 
-# The fewest queries an interval, a test, a share or a decision is read from: with one query the
-# standard deviation of the differences is undefined, so no interval has a width and no test a
-# null distribution worth the name (a sign-flip test of two queries cannot reach p < 0.05 either).
-MINIMUM_QUERIES = 2
+# The fewest queries an interval, a test, a share or a decision is read from: below it the exact
+# sign-flip test cannot reach p < 0.05 whatever the differences (generator.core.sample_size), the
+# same minimum `regress` and the decisions' triggers keep.
+MINIMUM_QUERIES = minimum_queries(SIGNIFICANCE_LEVEL)
 DIAGNOSES = ("candidate miss", "ordering problem", "none")
-SIGNIFICANCE = 0.05
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ class Reader:
         _measured(self.reading, self.frame.file, "queries", queries)
 
     def threshold(self, reference: str):
-        found, problem = thresholds.resolve(reference, self.context.rules, self.context.regression_block,
+        found, problem = thresholds.resolve(reference, self.context.rules, self.context.frozen_regression,
                                             self.context.freeze_log)
         if found is not None and found.post_hoc:
             self.reading.post_hoc = True

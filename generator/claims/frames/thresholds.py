@@ -7,7 +7,7 @@ A frame names a threshold by reference:
 - `budget.NAME` (or `NAME`): a number of a fenced `budget` block (generator.claims.record.triggers);
   its unit is its name's last word (`..._milliseconds` or `..._ms` is a time in ms, `..._seconds`
   in s). A budget whose name states no unit is a threshold of nothing and is refused.
-- `regression`: the margin of the design's `regression` block (generator.noninferiority), a
+- `regression`: the margin of the design's `regression` block (generator.claims.record.noninferiority), a
   margin of each metric the block lists.
 - a decision id (`D5`) or `effect.D5`: the `minimum` of that decision's pre-registered `effect`,
   an effect of the effect's metric.
@@ -82,20 +82,23 @@ def _as_number(value: Any) -> float | None:
     return float(value)
 
 
-def resolve(reference: str, rules: Any, regression_block: Any, log: Any) -> tuple[Threshold | None, str | None]:
-    """The threshold `reference` names, or why there is none. `rules` are the design's budgets and
-    triggers (DesignRules), `regression_block` the design's regression block (or None), `log` the
+def resolve(reference: str, rules: Any, frozen_regression: Any, log: Any) -> tuple[Threshold | None, str | None]:
+    """The threshold `reference` names, or why there is none. `rules` are the design's budgets,
+    triggers and regression block (DesignRules), `frozen_regression` that block as the freeze holds
+    it (generator.claims.record.freeze.frozen_regression; None when the freeze does not), `log` the
     design freeze (or None)."""
     text = reference.strip()
     if text == REGRESSION or text == f"{REGRESSION}.{MARGIN}":
-        if regression_block is None:
+        block = getattr(rules, "regression", None)
+        if block is None:
             return None, "the design has no regression block, so it fixes no regression margin"
-        fixed, number = _when(log, float(regression_block.margin),
-                              lambda snapshot: _as_number((snapshot.get(REGRESSION) or {}).get(MARGIN))
-                              if isinstance(snapshot.get(REGRESSION), dict) else None)
-        return Threshold(REGRESSION, MARGIN, float(regression_block.margin), None, tuple(regression_block.metrics),
-                         f"{regression_block.document}:{regression_block.lines.get(MARGIN, regression_block.line)}",
-                         fixed, number), None
+        if frozen_regression is None:
+            fixed, number = UNFROZEN, None
+        else:
+            fixed = AFTER if frozen_regression.post_hoc else BEFORE
+            number = frozen_regression.entry.number
+        return Threshold(REGRESSION, MARGIN, float(block.margin), None, tuple(block.metrics),
+                         f"{block.document}:{block.lines.get(MARGIN, block.line)}", fixed, number), None
     decision = text[len(EFFECT) + 1:] if text.startswith(EFFECT + ".") else text
     trigger = next((trigger for trigger in rules.triggers if trigger.decision == decision), None)
     if trigger is not None:
@@ -117,7 +120,7 @@ def resolve(reference: str, rules: Any, regression_block: Any, log: Any) -> tupl
     if budget is None:
         known = sorted([f"budget.{key}" for key in rules.budgets] + [trigger.decision for trigger in rules.triggers
                                                                       if trigger.effect]
-                       + ([REGRESSION] if regression_block is not None else []))
+                       + ([REGRESSION] if getattr(rules, "regression", None) is not None else []))
         return None, f"no threshold {reference!r} in the design; known: {', '.join(known) or '(none)'}"
     fixed, number = _when(log, budget.value, lambda snapshot: _as_number(snapshot.get("budgets", {}).get(name)))
     return Threshold(f"budget.{name}", BUDGET, budget.value, unit_of(name), (), f"{budget.document}:{budget.line}",

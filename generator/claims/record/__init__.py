@@ -2,6 +2,8 @@
 
 Modules: `design` (quotes in frozen design documents), `triggers` (budgets and reversal triggers,
 evaluated with three-valued logic), `freeze` (the design freeze log: what results existed at each
-freeze, what each amendment moved), `history` (the first-draft trace history) and `anchoring`
-(what git proves of the order of design, first draft and results).
+freeze, what each amendment moved), `noninferiority` (the regression block evaluated: each row and
+metric's paired change since a baseline, with its verdict against the margin), `history` (the
+first-draft trace history) and `anchoring` (what git proves of the order of design, first draft
+and results).
 """

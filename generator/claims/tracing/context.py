@@ -8,16 +8,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from generator.claims.record.design import DesignLibrary
-from generator.claims.record.freeze import rule_changes
+from generator.claims.record.freeze import frozen_regression, rule_changes
 from generator.claims.record.triggers import DecisionRow, DesignRules, evaluate_trigger, read_design_rules
 from generator.claims.tracing.identifiers import KnownIdentifiers
-from generator.claims.tracing.measured import ResultsFiles
+from generator.claims.tracing.measured import ResultsFiles, changes_since_baseline
 from generator.core.options import SKIP_RERANK_REASON
 from generator.errors import InputError
 from generator.fileio import display_path
-from generator.noninferiority import changes_since, read_regression_block
 from generator.project import Project
-from generator.results import read_results
 from generator.verdicts import normalise
 
 
@@ -91,14 +89,24 @@ class CheckContext:
 
     @property
     def regression_block(self) -> Any:
-        """The design's regression block (generator.noninferiority), or None (read once)."""
-        if not hasattr(self, "_regression_block"):
-            self._regression_block = read_regression_block(self.design_dir)
-        return self._regression_block
+        """The design's regression block (generator.claims.record.triggers), or None."""
+        return self.rules.regression
+
+    @property
+    def frozen_regression(self) -> Any:
+        """The regression block as the freeze holds it (when it was last set or moved), or None
+        when the freeze does not hold it as the design says."""
+        if not hasattr(self, "_frozen_regression"):
+            try:
+                self._frozen_regression = frozen_regression(self.project, self.freeze_log)
+            except InputError:
+                self._frozen_regression = None
+        return self._frozen_regression
 
     def since_baseline(self, row: str, metric: str) -> tuple[Any, str | None]:
-        """The paired change of `row` on `metric` since the committed baseline the project names
-        (generator.noninferiority), or why there is none."""
+        """The paired change of `row` on `metric` since the committed baseline the project names,
+        both files re-derived (generator.claims.tracing.measured.changes_since_baseline), or why
+        there is none."""
         key = ("since baseline",)
         if key not in self._shared:
             self._shared[key] = self._changes_since()
@@ -111,23 +119,14 @@ class CheckContext:
         return found, None
 
     def _changes_since(self) -> tuple[list[Any], str | None]:
-        block = self.regression_block
-        if block is None:
+        if self.regression_block is None:
             return [], "the design has no regression block: nothing is compared since a baseline"
-        baseline_name = getattr(self.project, "regression_baseline", None)
-        if not baseline_name:
-            return [], "readout.yaml names no regression baseline (regression.baseline)"
-        current, problem = self.results.for_decision(self.results_name)
-        if current is None or problem:
-            return [], f"{self.results_name} cannot be read: {problem or 'missing'}"
+        if self.frozen_regression is None:
+            return [], "the regression block is not frozen as the design says: `readout freeze`"
         try:
-            path = self.project.resolve(baseline_name)
-            baseline = read_results(path, baseline_name, missing="missing: the baseline results file")
-            return changes_since(block, baseline, display_path(path), current, display_path(current.path)), None
+            return changes_since_baseline(self.project, self.frozen_regression)[0], None
         except InputError as error:
             return [], str(error)
-
-    results_name = "results.json"
 
     def all_results(self) -> list[Any]:
         """Every results file of outputs/ (results*.json) that reads and verifies, in name order."""

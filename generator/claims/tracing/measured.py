@@ -8,12 +8,14 @@ evaluates to true (see `generator.claims.language.predicates`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from generator.claims.record.design import inside
+from generator.claims.record.noninferiority import changes_since
 from generator.claims.language.ledger import Claim, MeasuredSource
 from generator.claims.language.predicates import PredicateEvaluationError
 from generator.claims.evidence import Evidence
@@ -196,3 +198,41 @@ def evaluate_predicate(source: MeasuredSource, values: dict[str, Any]) -> tuple[
         shown = ", ".join(f"{name}={short(values[name])}" for name in sorted(source.compiled.names))
         return False, f"predicate false: expected {source.predicate}, found {shown}"
     return True, None
+
+
+def rederived_file(outputs_dir: Path, name: str, shown: str, missing: str, refusal: str) -> Results:
+    """A results file re-derived from the run files and judgements beside it, or an input error."""
+    results, problem = ResultsFiles(outputs_dir).for_decision(name)
+    if results is None:
+        raise InputError(missing, path=shown)
+    if problem is not None:
+        raise InputError(f"{refusal}: {problem}", path=shown)
+    return dataclasses.replace(results, path=Path(shown))
+
+
+def read_baseline(project) -> Results:
+    """The baseline results file readout.yaml names (read as a file: no git), re-derived from the
+    run files and judgements beside it."""
+    if project.regression_baseline is None:
+        raise InputError("since_baseline needs regression.baseline: the committed baseline results file",
+                         path=display_path(project.config_path), field="regression.baseline")
+    path = project.resolve(project.regression_baseline)
+    return rederived_file(path.parent, path.name, display_path(path),
+                          "missing: the baseline results file readout.yaml's regression.baseline names (copy the "
+                          "last release's results file and its runs folder there and commit them)",
+                          "the baseline does not re-derive from the run files and judgements beside it (copy the "
+                          "release's runs folder beside it too), so it is not compared")
+
+
+def changes_since_baseline(project, rule) -> tuple[list, Results]:
+    """Each row and metric of the frozen regression block (`rule`, generator.claims.record.freeze.
+    frozen_regression) since the committed baseline, both files re-derived; and the current file."""
+    block = rule.block
+    baseline = read_baseline(project)
+    shown = display_path(project.outputs_dir / block.file)
+    current = rederived_file(project.outputs_dir, block.file, shown,
+                             f"missing: `readout build` writes it (the design's regression block compares "
+                             f"{block.file})", "does not re-derive from its run files and judgements, so it is not "
+                                               "compared")
+    return changes_since(block, baseline, display_path(project.resolve(project.regression_baseline or "")), current,
+                         shown), current
