@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import base64
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -262,8 +262,8 @@ def _query_sets(project: Project, report: CheckReport, spec: OutputSpec, shared:
         if name not in names and name in shared.table_files:
             names.append(name)
     decided = {row.trigger.file for row in report.decisions}
-    preferred = [column.key for column in table.columns if column.key] + \
-        list(spec.deltas.metrics if spec.deltas else ()) + list(spec.quality_vs_time.metrics if spec.quality_vs_time else ())
+    preferred = list(spec.deltas.metrics if spec.deltas else ()) + [column.key for column in table.columns if column.key] \
+        + list(spec.quality_vs_time.metrics if spec.quality_vs_time else ())
     budget = _budget(report)
     sets = []
     for index, name in enumerate(names, start=1):
@@ -390,15 +390,17 @@ def _charts(spec: OutputSpec, results: Results, door: Door, labels: Labels, budg
     metrics = results.model.metric_names
     drawn = {}
     if spec.quality_vs_time is not None:
-        drawn["quality_vs_time"] = charts.quality(rows, spec.quality_vs_time, table.name, column_labels, door, labels,
+        chart = replace(spec.quality_vs_time, metrics=spec.quality_vs_time.metrics or tuple(metrics))
+        drawn["quality_vs_time"] = charts.quality(rows, chart, table.name, column_labels, door, labels,
                                                   chart_id=f"chart-quality{suffix}", sample=sample, known=metrics)
         if has_rerank:
-            drawn["quality_vs_time"] += charts.time(rows, results.model, spec.quality_vs_time, table.name, door,
+            drawn["quality_vs_time"] += charts.time(rows, results.model, chart, table.name, door,
                                                     labels, budget, chart_id=f"chart-time{suffix}", sample=sample)
     if spec.deltas is not None:
+        deltas = replace(spec.deltas, metrics=spec.deltas.metrics or tuple(metrics))
         method = results.model.manifest_block("uncertainty").get("interval")
         kind = method.get("kind") if isinstance(method, dict) else None
-        drawn["deltas"] = charts.deltas(rows, spec.deltas, table, results.model, column_labels, door, labels,
+        drawn["deltas"] = charts.deltas(rows, deltas, table, results.model, column_labels, door, labels,
                                         kind if isinstance(kind, str) else None, chart_id=f"chart-deltas{suffix}",
                                         sample=sample, known=metrics)
     return drawn

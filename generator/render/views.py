@@ -296,8 +296,10 @@ def provenance_view(spec: OutputSpec, report: CheckReport, results: Results, res
     groups.append({"title": labels.hashes, "rows": pairs(hashes)})
     groups.append({"title": labels.templates, "rows": pairs(sorted(template_hashes.items()))})
     models = model.manifest_block("models")
+    # A project without a rerank row lists no reranker: none was loaded, none decides anything.
+    reranks = [name for name, _ in model.roles.rerank_pairs if name in model.row_names]
     model_rows = []
-    for role in sorted(models):
+    for role in sorted(role for role in models if reranks or not str(role).startswith("rerank")):
         info = models[role]
         if isinstance(info, dict):
             # Where the weights sit on the machine that ran says nothing about what ran: no paths.
@@ -561,7 +563,7 @@ def all_pairs_view(results: Results, door: Door, labels: Labels) -> list[dict] |
 def per_query_view(results: Results, door: Door, labels: Labels, preferred: Iterable[str] = ()) -> dict:
     """Every query of the results file with each measured row's value of up to three metrics (the
     change over the baseline beside them) and the candidate diagnosis, the queries with the largest
-    change first. The metrics are those the output's table or charts show (`preferred`), in that
+    change on any of them first. The metrics are those the output's table or charts show (`preferred`), in that
     order, else the file's own: any metric the evaluation computed. A file that holds no per-query
     values says so (`absent`), so the table never disappears without a word."""
     model = results.model
@@ -586,7 +588,8 @@ def per_query_view(results: Results, door: Door, labels: Labels, preferred: Iter
             return 0.0
         return float(values[row][query][metric]) - float(values[baseline][query][metric])
 
-    order = sorted(range(len(query_ids)), key=lambda i: (-max(abs(change(r, query_ids[i], metrics[0])) for r in rows), i))
+    order = sorted(range(len(query_ids)),
+                   key=lambda i: (-max(abs(change(r, query_ids[i], m)) for r in rows for m in metrics), i))
     view_rows = []
     for index in order:
         query = query_ids[index]

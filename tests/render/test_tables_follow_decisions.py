@@ -64,7 +64,7 @@ def test_the_verdicts_every_query_tables_stand_under_it_and_the_sample_is_a_labe
     d7 = next(row for row in page.select("table.decisions:not(.values) tbody tr") if row.th.get_text() == "D7")
     assert "every test query, 20 queries" in d7.get_text(" ", strip=True)
     results = page.select_one("#section-results")
-    sets = results.select_one('div.sets[data-readout="query-sets"]')
+    sets = results.select_one('div.sets:has(> p.set-tabs[data-readout="query-sets"])')
     assert sets is not None, "both query sets are shown, as labelled tabs"
     tabs = [label.get_text(" ", strip=True) for label in sets.select(".set-tabs label")]
     assert tabs[0].startswith("every test query, 20 queries") and "what the decisions read" in tabs[0]
