@@ -8,7 +8,6 @@ import copy
 import re
 from pathlib import Path
 
-import pytest
 from bs4 import BeautifulSoup
 
 from tests.conftest import ROOT_CONFIG, claim, fixture_evaluation, run_cli
@@ -51,8 +50,6 @@ CLAIM = claim("mrr", "Hybrid reaches MRR@10 {h:.3f}.", "- measured: {values: {h:
 
 
 def _project(make_project, tmp_path, monkeypatch, deltas_metrics=None) -> Path:
-    from generator.claims.tracing.checker import check_project  # noqa: F401  (the check must pass below)
-
     root = make_project(tmp_path / "p", outputs=_outputs(deltas_metrics))
     _results_with(root, monkeypatch, METRICS)
     ledger = root / "claims" / "ledger.yaml"

@@ -9,14 +9,14 @@ refusals and the static side."""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from bs4 import BeautifulSoup
 
 from tests.conftest import (BUDGET_REQUIREMENTS, REPOSITORY_ROOT, add_design, claim, d5_record, edit_config,
-                            one_line_error, run_cli)
+                            one_line_error, refreeze, run_cli)
 
 VERDICT = claim("verdict-d5", "Whether to ship the reranker cannot be decided.",
                 "- decision: {trigger: D5, state: cannot be decided}", kind="recommendation", section="verdict")
@@ -65,7 +65,7 @@ def test_the_page_places_every_tool_block_in_its_order(tmp_path, make_project, m
     sections = [section["id"] for section in soup.select("main > section")]
     assert sections[0] == "section-verdict" and sections[-1] == "section-provenance"
     # The team's sections keep readout.yaml's order between them.
-    order = [f"section-{s['id']}" for s in __import__("yaml").safe_load(
+    order = [f"section-{s['id']}" for s in yaml.safe_load(
         (root / "readout.yaml").read_text(encoding="utf-8"))["outputs"]["readout"]["sections"]]
     kept = [section for section in sections if section in order]
     assert kept == [section for section in order if section in kept]
@@ -90,7 +90,6 @@ def test_the_post_hoc_line_and_record_show_what_moved_as_a_diff(tmp_path, make_p
     (root / "design" / "decisions.md").write_text(text.replace(
         "```trigger\ndecision: D5\n", "```trigger\ndecision: D5\neffect: {comparison: hybrid+rerank_vs_hybrid, "
         "metric: nDCG@5, minimum: 0.02}\n"), encoding="utf-8")
-    from tests.conftest import refreeze
     refreeze(root, reason="D5 states its smallest lift")
     assert run_cli(root, monkeypatch, capsys, "render").code == 0
     soup = BeautifulSoup(page(root), "html5lib")

@@ -16,13 +16,14 @@ page shows every block. Needs /usr/bin/chromium and playwright, as test_browser.
 
 from __future__ import annotations
 
-import base64
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 from tests.conftest import run_cli
-from tests.render.test_browser import CHROMIUM_ARGS, SCREENSHOTS, _browser, _playwright
+from tests.render.test_browser import _browser, _playwright
 from tests.render.test_shell import HONEST_THEMES, _png, _with_slots, post_hoc_project, templates
 
 VIEWPORTS = {"1280": {"width": 1280, "height": 900}, "390": {"width": 390, "height": 844}}
@@ -102,6 +103,19 @@ _BLOCK_PROBLEMS = """({floor, aa}) => {
 }"""
 
 RLO = "\u202e"
+
+
+@contextmanager
+def _opened(path: Path, viewport: dict) -> Iterator:
+    """One page of Chromium on `path` at `viewport`."""
+    with _playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport=viewport)
+            page.goto(path.resolve().as_uri(), wait_until="load")
+            yield page
+        finally:
+            browser.close()
 
 
 def _results_with_bidi(root: Path) -> None:
@@ -186,32 +200,18 @@ def test_the_first_screen_holds_the_verdict_its_decisions_and_the_post_hoc_lines
 
 @pytest.mark.browser
 def test_a_slot_of_500_line_breaks_pushes_nothing_out_of_reach(themed_pages):
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        try:
-            page = browser.new_page(viewport=VIEWPORTS["390"])
-            page.goto(themed_pages["tool"].resolve().as_uri(), wait_until="load")
-            heights = page.evaluate("[...document.querySelectorAll('div.slot')].map(s => s.getBoundingClientRect().height)")
-            assert heights and max(heights) <= 844 / 2 + 1, heights
-            page.close()
-        finally:
-            browser.close()
+    with _opened(themed_pages["tool"], VIEWPORTS["390"]) as page:
+        heights = page.evaluate("[...document.querySelectorAll('div.slot')].map(s => s.getBoundingClientRect().height)")
+        assert heights and max(heights) <= 844 / 2 + 1, heights
 
 
 @pytest.mark.browser
 def test_a_right_to_left_override_in_a_query_text_reorders_nothing(themed_pages):
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        try:
-            page = browser.new_page(viewport=VIEWPORTS["1280"])
-            page.goto(themed_pages["tool"].resolve().as_uri(), wait_until="load")
-            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-            texts = page.locator("table.per-query .qtext").all_inner_texts()
-            assert "insulin [U+202E]esod rotpecer" in texts
-            assert not any(RLO in text for text in texts)
-            page.close()
-        finally:
-            browser.close()
+    with _opened(themed_pages["tool"], VIEWPORTS["1280"]) as page:
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        texts = page.locator("table.per-query .qtext").all_inner_texts()
+        assert "insulin [U+202E]esod rotpecer" in texts
+        assert not any(RLO in text for text in texts)
 
 
 @pytest.mark.browser
@@ -219,23 +219,16 @@ def test_a_right_to_left_override_in_a_query_text_reorders_nothing(themed_pages)
 def test_the_sticky_row_column_keeps_its_dividers_on_a_phone(themed_pages, viewport):
     """Separate borders: a sticky first cell draws its own divider, so scrolling a row leaves no gap
     (with collapsed borders the divider belongs to the table and the sticky cell paints over it)."""
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        try:
-            page = browser.new_page(viewport=VIEWPORTS[viewport])
-            page.goto(themed_pages["tool"].resolve().as_uri(), wait_until="load")
-            for table in page.locator("table.rows, table.all-pairs").all():
-                table.evaluate("t => { t.closest('.scroll').scrollLeft = 60; }")
-                cells = table.evaluate("""t => [...t.querySelectorAll('tbody tr')].slice(0, -1).map(row => {
-                    const cell = row.children[0], style = getComputedStyle(cell);
-                    return [getComputedStyle(t).borderCollapse, style.borderBottomStyle, parseFloat(style.borderBottomWidth),
-                            style.position]; })""")
-                for collapse, style, width, position in cells:
-                    assert collapse == "separate" and style == "solid" and width >= 1, (collapse, style, width)
-                    assert position == ("sticky" if viewport == "390" else "static")
-            page.close()
-        finally:
-            browser.close()
+    with _opened(themed_pages["tool"], VIEWPORTS[viewport]) as page:
+        for table in page.locator("table.rows, table.all-pairs").all():
+            table.evaluate("t => { t.closest('.scroll').scrollLeft = 60; }")
+            cells = table.evaluate("""t => [...t.querySelectorAll('tbody tr')].slice(0, -1).map(row => {
+                const cell = row.children[0], style = getComputedStyle(cell);
+                return [getComputedStyle(t).borderCollapse, style.borderBottomStyle, parseFloat(style.borderBottomWidth),
+                        style.position]; })""")
+            for collapse, style, width, position in cells:
+                assert collapse == "separate" and style == "solid" and width >= 1, (collapse, style, width)
+                assert position == ("sticky" if viewport == "390" else "static")
 
 
 @pytest.mark.browser
@@ -280,17 +273,10 @@ def test_a_page_of_the_projects_own_says_so_first(tmp_path, make_project, monkey
         "{% if decisions %}{{ tool.decisions(decisions) }}{% endif %}",
         '<div hidden>{% if decisions %}{{ tool.decisions(decisions) }}{% endif %}</div>'), encoding="utf-8")
     assert run_cli(root, monkeypatch, capsys, "render").code == 0
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        try:
-            page = browser.new_page(viewport=VIEWPORTS["390"])
-            page.goto((root / "outputs" / "readout.html").resolve().as_uri(), wait_until="load")
-            notice = page.locator('[data-readout="unverified"]')
-            assert notice.is_visible() and notice.bounding_box()["y"] < 10
-            assert "Not verified" in notice.inner_text() and "templates/readout.html.j2" in notice.inner_text()
-            page.close()
-        finally:
-            browser.close()
+    with _opened(root / "outputs" / "readout.html", VIEWPORTS["390"]) as page:
+        notice = page.locator('[data-readout="unverified"]')
+        assert notice.is_visible() and notice.bounding_box()["y"] < 10
+        assert "Not verified" in notice.inner_text() and "templates/readout.html.j2" in notice.inner_text()
 
 
 # Each hiding technique of issue 45 applied to the page in the browser, past every check of the
@@ -317,14 +303,33 @@ ATTACKS = {
 @pytest.mark.browser
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_the_probe_sees_every_hiding_technique(themed_pages, attack):
+    with _opened(themed_pages["tool"], VIEWPORTS["1280"]) as page:
+        assert page.evaluate(_BLOCK_PROBLEMS, {"floor": FLOOR_PX, "aa": AA})["problems"] == []
+        page.evaluate("() => { " + ATTACKS[attack] + " }")
+        assert page.evaluate(_BLOCK_PROBLEMS, {"floor": FLOOR_PX, "aa": AA})["problems"] != [], attack
+
+
+@pytest.mark.browser
+def test_the_authors_words_look_apart_from_the_tools_sentences_under_every_theme(themed_pages):
+    """A theme sets colours and sizes only: the author's words keep their marker and their double
+    bar, the tool's sentences have neither, whatever the theme."""
+    from tests.render.test_origins import ORIGINS, _rendered_with_origins
+
     with _playwright() as playwright:
         browser = _browser(playwright)
         try:
-            page = browser.new_page(viewport=VIEWPORTS["1280"])
-            page.goto(themed_pages["tool"].resolve().as_uri(), wait_until="load")
-            assert page.evaluate(_BLOCK_PROBLEMS, {"floor": FLOOR_PX, "aa": AA})["problems"] == []
-            page.evaluate("() => { " + ATTACKS[attack] + " }")
-            assert page.evaluate(_BLOCK_PROBLEMS, {"floor": FLOOR_PX, "aa": AA})["problems"] != [], attack
-            page.close()
+            for theme, path in sorted(themed_pages.items()):
+                root = path.parent.parent
+                page_path = root / "origins.html"
+                page_path.write_text(_rendered_with_origins(root, ORIGINS)["readout.html"], encoding="utf-8")
+                for viewport in VIEWPORTS.values():
+                    page = browser.new_page(viewport=viewport)
+                    page.goto(page_path.resolve().as_uri(), wait_until="load")
+                    looks = page.evaluate("""() => ['.prose.origin-author', '.prose.origin-frame'].map(s => {
+                        const p = document.querySelector(s), mark = p.querySelector('.origin-mark');
+                        return [getComputedStyle(p).borderLeftStyle, mark ? mark.checkVisibility() && mark.innerText : null];
+                    })""")
+                    assert looks == [["double", "AUTHOR'S WORDS"], ["none", None]], (theme, looks)
+                    page.close()
         finally:
             browser.close()

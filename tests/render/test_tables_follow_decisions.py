@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from bs4 import BeautifulSoup
 
 from tests.conftest import add_design, edit_config, fixture_evaluation, run_cli
