@@ -61,21 +61,34 @@ def test_init_keeps_the_rerank_row_where_a_cross_encoder_loads_and_with_rerank(t
 
 
 @pytest.mark.model
-def test_the_page_of_a_project_without_a_rerank_row_shows_no_reranker(tmp_path, monkeypatch, capsys,
-                                                                      make_small_dataset):
-    """Built for real (the packaged MiniLM, no network): no reranker section, time chart, budget
-    line or model line; the release build renders once the starter claims have their sources."""
+def test_the_page_of_a_project_without_a_rerank_row_shows_no_reranker(tmp_path, monkeypatch, capsys):
+    """`readout init` where no cross-encoder loads, built for real (the packaged MiniLM, no
+    network): no reranker anywhere a reader looks, even once readout.yaml asks for the reranker's
+    cost, its frontier and its time chart (there is no rerank row to price): the section that
+    would hold only those goes, and the quality chart stands alone."""
     from generator.cli import main
+    from tests.conftest import edit_config
 
+    completed = _init(tmp_path, tmp_path / "empty-cache")
+    assert completed.returncode == 0 and "No cross-encoder can be loaded here" in completed.stdout
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
-    data = make_small_dataset(tmp_path / "beir")
-    monkeypatch.chdir(tmp_path)
-    assert main(["init", "review", "--no-rerank"]) == 0
-    assert main(["build", "review", "--data", str(data), "--draft"]) == 0
+    root = tmp_path / "review"
+    assert main(["build", str(root), "--draft"]) == 0
+
+    def ask_for_the_reranker(config):
+        readout = config["outputs"]["readout"]
+        readout["sections"].insert(2, {"id": "cost", "title": "What reranking costs", "show": ["rerank_cost", "frontier"]})
+        readout["sections"][1]["show"].append("quality_vs_time")
+        readout["charts"]["quality_vs_time"] = {"metrics": ["nDCG@5"], "time_row": "hybrid+rerank",
+                                                "time": "rerank_costs.hybrid+rerank.p95_milliseconds"}
+    edit_config(root, ask_for_the_reranker)
+    assert main(["render", str(root), "--draft"]) == 0
     capsys.readouterr()
-    page = (tmp_path / "review" / "outputs" / "readout.html").read_text(encoding="utf-8")
-    assert "rerank" not in page.split("<body", 1)[1].lower(), "no reranker anywhere a reader looks"
-    assert 'class="budget"' not in page and "chart-time" not in page
+    page = (root / "outputs" / "readout.html").read_text(encoding="utf-8")
+    body = page.split("<body", 1)[1]
+    assert "rerank" not in body.lower(), "no reranker anywhere a reader looks"
+    assert 'class="budget"' not in page and "chart-time" not in page and 'id="section-cost"' not in page
+    assert "chart-quality" in page, "the quality chart stands alone"
     for name in ("TEACHBACK.md", "AAR.md"):
-        assert "rerank" not in (tmp_path / "review" / "outputs" / name).read_text(encoding="utf-8").lower(), name
+        assert "rerank" not in (root / "outputs" / name).read_text(encoding="utf-8").lower(), name

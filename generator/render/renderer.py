@@ -199,11 +199,18 @@ def _context(project: Project, report: CheckReport, spec: OutputSpec, shared: _S
             claim.post_hoc_mark = disclosure.post_hoc_mark if claim.post_hoc else ""
     by_id = {s.id: s for s in spec.sections}
 
+    def drawn(block: str) -> bool:
+        """Whether a block shows anything on some query set: a reranker's block of a project
+        without a rerank row shows nothing, and its section goes when nothing else is in it."""
+        return any(block in entry["charts"] if block in ("quality_vs_time", "deltas") else bool(entry.get(block))
+                   for entry in query_sets)
+
     def section_view(section_id: str | None, title_key: str) -> SectionView:
         section = by_id.get(section_id) if section_id else None
         if section is None:
             return SectionView("", anchor("section-", title_key), labels[title_key], (), [], [])
-        shown = tuple(block for block in section.show if block not in SHELL_BLOCKS)
+        shown = tuple(block for block in section.show if block not in SHELL_BLOCKS
+                      and (block not in SET_BLOCKS or drawn(block)))
         return SectionView(section.id, anchor("section-", section.id), labels[f"section:{section.id}"], section.show,
                            claims[section.id], origin_runs(claims[section.id]),
                            set_blocks=tuple(block for block in shown if block in SET_BLOCKS),
