@@ -573,12 +573,6 @@ def _report_render(outcome: RenderOutcome, check_only: bool) -> int:
               f"the claims (readout check lists them), or pass --draft to render with every failure "
               f"flagged.", file=sys.stderr)
         return EXIT_FINDINGS
-    if outcome.hidden:
-        _print_lines(outcome.hidden, sys.stderr)
-        print(f"Render refused: the page would leave out, change or hide what the tool discloses "
-              f"({len(outcome.hidden)} problem{'s' if len(outcome.hidden) != 1 else ''}); nothing written.",
-              file=sys.stderr)
-        return EXIT_FINDINGS
     if outcome.drafted:
         print(f"Draft: rendering with {len(outcome.drafted)} flagged failure(s); not for release.", file=sys.stderr)
     if outcome.orphans:
@@ -587,15 +581,23 @@ def _report_render(outcome: RenderOutcome, check_only: bool) -> int:
               file=sys.stderr)
         return EXIT_FINDINGS
     if check_only:
-        _print_lines(outcome.stale, sys.stdout)
+        _print_lines(outcome.stale + outcome.unverified + outcome.foreign, sys.stdout)
         if outcome.stale:
             print(f"Check failed: {len(outcome.stale)} of {len(outcome.rendered)} outputs differ from a fresh "
                   f"render; run `readout render`.")
+        if outcome.unverified:
+            print(f"Check failed: {len(outcome.unverified)} output(s) drawn from a page of the project's own; only "
+                  "the tool's page is verified.")
+        if outcome.foreign:
+            print(f"Check failed: outputs/ holds {len(outcome.foreign)} file(s) readout did not write.")
+        if not outcome.ok:
             return EXIT_FINDINGS
         print(f"{len(outcome.rendered)} outputs up to date.")
         return EXIT_OK
     for path, size in outcome.written:
         print(f"wrote {display_path(path)} ({size} bytes)")
+    # Written, and said: `render --check` (the gate) fails on each of these.
+    _print_lines([f"warning: {line}" for line in outcome.unverified + outcome.foreign], sys.stderr)
     return EXIT_OK
 
 

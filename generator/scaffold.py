@@ -3,10 +3,11 @@
 The scaffold is a `kind: beir` project (generator.project) holding:
 
 - `readout.yaml`, commented: the title, `data` (the BEIR folder; `--data PATH` writes it), an
-  `evaluate:` block that runs offline (the packaged all-MiniLM-L6-v2 as the dense model, the
-  rerank row skipped with its reason, since no cross-encoder loads without a model hub; the online
-  alternatives commented beside them) and an `outputs:` block for readout.html, TEACHBACK.md and
-  AAR.md;
+  `evaluate:` block that runs offline (the packaged all-MiniLM-L6-v2 as the dense model; the
+  rerank row where a cross-encoder can be loaded here, none where none can, which init says, and
+  with `--rerank` the row recorded as not measured with its reason; the online alternatives
+  commented beside them) and an `outputs:` block for readout.html, TEACHBACK.md and AAR.md, whose
+  charts follow the metrics the evaluation computes;
 - the five design documents of design/ as short templates with the headings the checker reads
   (decision records `## D1. ...` with a fenced `trigger` block under one of them, the latency
   budget in a fenced `budget` block), frozen in `claims/design-freeze.json`;
@@ -37,6 +38,7 @@ from pathlib import Path
 
 from generator.characters import describe, hidden_character
 from generator.claims.record.freeze import freeze_project
+from generator.core.options import RERANK_MODEL
 from generator.core.rows import ROW_NAME, name_kind_problem
 from generator.core.runfiles import run_file_lines
 from generator.errors import InputError
@@ -72,10 +74,13 @@ evaluate:
 {rerank_settings}  # The release sample is the first twenty test queries; `readout evaluate --queries all` runs
   # every test query into outputs/results-all.json:
   #   sample: {{size: 20, order: qrels}}
-{rows}# What `readout render` writes into outputs/. A claim lands in the section its ledger `section`
-# names, in ledger order; `show` adds data blocks after a section's claims (table, deltas,
-# quality_vs_time, provenance, claims_by_kind, decisions, rerank_cost, all_pairs, per_query, checked).
-# Titles are headings, never sentences.
+{rows}# What `readout render` writes into outputs/. The page is the tool's: the verdict with every
+# decision first, the provenance last, every table and chart captioned with the queries it read
+# (those a decision read first). A claim lands in the section its ledger `section` names, in ledger
+# order; `show` adds data blocks after a section's claims (table, deltas, quality_vs_time,
+# claims_by_kind, rerank_cost, all_pairs, per_query, checked). Titles are headings, never sentences.
+# Colours and fonts go in templates/theme.yaml, words of your own around the sections in
+# templates/slots.html.j2 (docs/commands.md, "The page").
 outputs:
   readout:
     file: readout.html
@@ -93,11 +98,11 @@ outputs:
         - {{key: nDCG@5, label: nDCG@5}}
         - {{key: delta_nDCG@5_vs_dense, label: nDCG@5 change over dense, format: "+.3f",
            interval: paired_vs_dense.nDCG@5}}
-    # The default charts: each row's change over the baseline with its paired interval, and
-    # quality against the reranker's p95 time (its cost block: measured, by shape, or not measured).
+    # The default charts: each row's change over the baseline with its paired interval, for every
+    # metric the evaluation computes (evaluate.metrics); with a rerank row, quality against its p95
+    # time too (its cost block: measured, by shape, or not measured).
     charts:
-      deltas: {{baseline: dense, metrics: [recall@5, nDCG@5], delta: "delta_{{metric}}_vs_dense",
-               interval: "paired_vs_dense.{{metric}}"}}
+      deltas: {{baseline: dense, delta: "delta_{{metric}}_vs_dense", interval: "paired_vs_dense.{{metric}}"}}
 {cost_chart}  teachback:
     file: TEACHBACK.md
     template: report.md.j2
@@ -394,6 +399,11 @@ _RERANK_SETTINGS = """\
   # query for a large model; its quality stays not measured):
   #   rerank_cost: shape
 """
+# Where a cross-encoder can be loaded (init found the design's reranker in the Hugging Face cache).
+_RERANK_LOADS = """\
+  # The rerank row runs the design's cross-encoder, found in this machine's Hugging Face cache:
+  #   rerank_model: BAAI/bge-reranker-v2-m3
+"""
 _COST_SECTION = "      - {id: cost, title: What reranking costs, show: [rerank_cost, quality_vs_time]}\n"
 _COST_CHART = """\
       quality_vs_time: {metrics: [nDCG@5], time: rerank_costs.hybrid+rerank.p95_milliseconds,
@@ -510,14 +520,16 @@ def _rows_block(run: tuple[str, str] | None, rerank: bool = True) -> str:
 
 def scaffold_files(title: str = DEFAULT_TITLE, data: str = DEFAULT_DATA, *,
                    data_given: bool = False, run: tuple[str, str] | None = None,
-                   rerank: bool = True) -> dict[str, str]:
+                   rerank: bool = True, rerank_loads: bool = False) -> dict[str, str]:
     """Every file `init` writes, by path relative to the project directory (`run`: the team's
     run row, its name and its file relative to the project, which init copies there; `rerank`:
-    whether the project has the rerank row, and with it the reranker's section, chart and rule)."""
+    whether the project has the rerank row, and with it the reranker's section, chart and rule;
+    `rerank_loads`: whether a cross-encoder loads here, else the row is recorded as not measured)."""
+    settings = (_RERANK_LOADS if rerank_loads else _RERANK_SETTINGS.format(skip_reason=SKIP_RERANK_REASON)) \
+        if rerank else ""
     files = {
         CONFIG_NAME: _CONFIG.format(title=_yaml_string(title), data=_yaml_string(data), rows=_rows_block(run, rerank),
-                                    rerank_settings=_RERANK_SETTINGS.format(skip_reason=SKIP_RERANK_REASON)
-                                    if rerank else "",
+                                    rerank_settings=settings,
                                     cost_section=_COST_SECTION if rerank else "",
                                     cost_chart=_COST_CHART if rerank else "",
                                     candidates_title="Why reranking cannot change the candidates" if rerank
@@ -559,6 +571,26 @@ class InitOutcome:
     frozen: dict[str, str] = field(default_factory=dict)
     data_given: bool = False
     run_row: str | None = None
+    # Why init left the rerank row out by itself (no cross-encoder can load here), or None.
+    no_rerank_because: str | None = None
+
+
+def cross_encoder_problem(model: str = RERANK_MODEL) -> str | None:
+    """Why no cross-encoder can be loaded on this machine, or None when one can: the package that
+    loads it is installed and the model is a local folder or in the Hugging Face cache. Nothing is
+    loaded or downloaded to tell."""
+    import importlib.util
+
+    if importlib.util.find_spec("sentence_transformers") is None:
+        return "sentence-transformers is not installed"
+    if Path(model).expanduser().is_dir():
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - huggingface_hub comes with sentence-transformers
+        return "huggingface_hub is not installed"
+    cached = try_to_load_from_cache(model, "config.json")
+    return None if isinstance(cached, str) else f"{model} is not in the Hugging Face cache, and init downloads nothing"
 
 
 RUNS_FOLDER = "runs"
@@ -609,14 +641,19 @@ def _data_text(data: Path, root: Path) -> str:
 
 def init_project(target: str | Path, *, title: str | None = None, data: str | Path | None = None,
                  force: bool = False, run: str | Path | None = None, run_name: str | None = None,
-                 rerank: bool = True) -> InitOutcome:
+                 rerank: bool | None = True) -> InitOutcome:
     """Write the scaffold into `target` (created if missing) and freeze its design; raises
     InputError (nothing written) when the target is unusable or any file would be replaced.
 
     `run`: a TREC run file the team already has, copied byte for byte to runs/NAME.trec and listed
-    as a `run` row after the four default rows (NAME: `run_name`, else the file's stem)."""
+    as a `run` row after the four default rows (NAME: `run_name`, else the file's stem). `rerank`: None
+    chooses, as `readout init` does: the rerank row where a cross-encoder can be loaded, none
+    (`--no-rerank`, said in the outcome) where none can."""
     root = Path(os.path.abspath(Path(target).expanduser()))
     shown = display_path(root)
+    cannot_load = cross_encoder_problem() if rerank is not False else None
+    no_rerank_because = cannot_load if rerank is None and cannot_load else None
+    rerank = rerank if rerank is not None else cannot_load is None
     title = (DEFAULT_TITLE if rerank else DEFAULT_TITLE_WITHOUT_RERANK) if title is None else title.strip()
     problem = label_problem(title)
     if problem:
@@ -634,7 +671,8 @@ def init_project(target: str | Path, *, title: str | None = None, data: str | Pa
     data_text = _data_text(Path(data), root) if data is not None else DEFAULT_DATA
     team_run = _team_run(Path(run), run_name) if run is not None else None
     files: dict[str, str | bytes] = dict(scaffold_files(title, data_text, data_given=data is not None,
-                                                        run=team_run[:2] if team_run else None, rerank=rerank))
+                                                        run=team_run[:2] if team_run else None, rerank=rerank,
+                                                        rerank_loads=rerank and cannot_load is None))
     if team_run is not None:
         files[team_run[1]] = team_run[2]
     for relative in files:
@@ -645,7 +683,8 @@ def init_project(target: str | Path, *, title: str | None = None, data: str | Pa
     for relative in ("design", "claims", "outputs"):
         if (root / relative).exists() and not (root / relative).is_dir():
             raise InputError("exists and is not a directory", path=display_path(root / relative))
-    outcome = InitOutcome(root=root, data_given=data is not None, run_row=team_run[0] if team_run else None)
+    outcome = InitOutcome(root=root, data_given=data is not None, run_row=team_run[0] if team_run else None,
+                          no_rerank_because=no_rerank_because)
     for relative, content in files.items():
         write = atomic_write_bytes if isinstance(content, bytes) else atomic_write_text
         outcome.written.append(write(root / relative, content))
@@ -658,6 +697,10 @@ def init_lines(outcome: InitOutcome) -> list[str]:
     """What `readout init` prints."""
     shown = display_path(outcome.root)
     lines = [f"wrote {display_path(path)}" for path in outcome.written]
+    if outcome.no_rerank_because:
+        lines.append(f"No cross-encoder can be loaded here ({outcome.no_rerank_because}): the project has no rerank "
+                     "row, no reranker section, chart or rule, as with --no-rerank. Pass --rerank to keep the row "
+                     "(recorded as not measured until a cross-encoder loads).")
     lines.append(f"Froze {len(outcome.frozen)} design documents in {display_path(outcome.root / 'claims')}.")
     lines.append(f"Created a readout project in {shown}. Next, the design first: write your decisions in "
                  f"{display_path(outcome.root / 'design')}, run readout freeze {shown} and commit, then build "
@@ -679,9 +722,14 @@ def configure_init(parser: argparse.ArgumentParser) -> None:
                              "runs/NAME.trec and listed as a run row after the four default rows")
     parser.add_argument("--run-name", default=None, metavar="NAME",
                         help="the run row's name (default: the run file's name without its extension)")
-    parser.add_argument("--no-rerank", dest="rerank", action="store_false",
+    choice = parser.add_mutually_exclusive_group()
+    choice.add_argument("--no-rerank", dest="rerank", action="store_const", const=False, default=None,
                         help="a project without the rerank row: three rows (dense, sparse, hybrid), and no "
-                             "reranker section, chart or decision")
+                             "reranker section, chart or decision (the default where no cross-encoder can be "
+                             "loaded: sentence-transformers missing or the model not in the Hugging Face cache)")
+    choice.add_argument("--rerank", dest="rerank", action="store_const", const=True,
+                        help="keep the rerank row even where no cross-encoder can be loaded (recorded as not "
+                             "measured, with the reason, until one loads)")
     parser.add_argument("--title", default=None,
                         help=f"the readout's title, a heading of at most ten words (default: {DEFAULT_TITLE!r})")
     parser.add_argument("--force", action="store_true",

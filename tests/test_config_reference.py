@@ -184,8 +184,9 @@ INVALID = [
      "outputs.aar.table.columns[0]"),
     ("a column with neither key nor path", _set("outputs.aar.table.columns.0", {"label": "Recall@5"}),
      "outputs.aar.table.columns[0]"),
-    ("a chart without its metrics", _drop("outputs.readout.charts.deltas.metrics"),
-     "outputs.readout.charts.deltas.metrics"),
+    # A chart's metrics may be left out (every metric the results hold); its baseline may not.
+    ("a chart without its baseline", _drop("outputs.readout.charts.deltas.baseline"),
+     "outputs.readout.charts.deltas.baseline"),
     ("no output at all", _set("outputs", {}), "outputs"),
 ]
 

@@ -22,8 +22,8 @@
                                                  # row's comparison with dense (comparisons.<row>_vs_dense)
         charts:                        # HTML outputs only; a section shows them by kind
           quality_vs_time: {metrics: [nDCG@5], time: p95_rerank_milliseconds, time_row: hybrid+rerank}
-          deltas: {baseline: dense, metrics: [nDCG@5], delta: "delta_{metric}_vs_dense",
-                   interval: "paired_vs_dense.{metric}"}
+          deltas: {baseline: dense, delta: "delta_{metric}_vs_dense",   # metrics left out: every
+                   interval: "paired_vs_dense.{metric}"}                  # metric the results hold
         provenance: [documents, queries]   # results paths listed under Provenance
 
 `show` may hold `table`, `quality_vs_time`, `deltas`, `provenance`, `claims_by_kind`, `decisions`
@@ -97,7 +97,7 @@ class TableSpec:
 class QualityVsTimeChart:
     """Quality bars per row beside the p95 time of the one row that has a time."""
 
-    metrics: tuple[str, ...]
+    metrics: tuple[str, ...]        # empty: every metric the results file holds
     time: str                       # results path of the time value
     time_row: str                   # the row that time belongs to
 
@@ -107,7 +107,7 @@ class DeltasChart:
     """Signed change over a baseline per row and metric, with interval whiskers when given."""
 
     baseline: str
-    metrics: tuple[str, ...]
+    metrics: tuple[str, ...]        # empty: every metric the results file holds
     delta: str                      # row field, `{metric}` filled in
     interval: str | None = None     # row path to {ci95_low, ci95_high}, `{metric}` filled in
 
@@ -264,18 +264,20 @@ def _output(read: _Reader, name: str, raw: Any) -> OutputSpec:
 
 def _quality_vs_time(read: _Reader, where: str, raw: Any) -> QualityVsTimeChart:
     options = read.mapping(where, raw, ("metrics", "time", "time_row"))
-    _require(read, where, options, ("metrics", "time", "time_row"))
-    return QualityVsTimeChart(metrics=read.strings(f"{where}.metrics", options["metrics"], "row keys"),
+    _require(read, where, options, ("time", "time_row"))
+    return QualityVsTimeChart(metrics=read.strings(f"{where}.metrics", options["metrics"], "row keys")
+                              if "metrics" in options else (),
                               time=read.string(f"{where}.time", options["time"]),
                               time_row=read.string(f"{where}.time_row", options["time_row"]))
 
 
 def _deltas(read: _Reader, where: str, raw: Any) -> DeltasChart:
     options = read.mapping(where, raw, ("baseline", "metrics", "delta", "interval"))
-    _require(read, where, options, ("baseline", "metrics"))
+    _require(read, where, options, ("baseline",))
     baseline = read.string(f"{where}.baseline", options["baseline"])
     return DeltasChart(
-        baseline=baseline, metrics=read.strings(f"{where}.metrics", options["metrics"], "row keys"),
+        baseline=baseline, metrics=read.strings(f"{where}.metrics", options["metrics"], "row keys")
+        if "metrics" in options else (),
         delta=read.string(f"{where}.delta", options.get("delta", "delta_{metric}_vs_" + baseline)),
         interval=read.string(f"{where}.interval", options["interval"]) if "interval" in options else None)
 

@@ -209,9 +209,21 @@ def _row_rule(y: float) -> str:
 # --- quality ---------------------------------------------------------------------------------
 
 
+def _absent_note(metrics: tuple[str, ...], known: list[str] | None, door: Door, labels: Labels) -> str:
+    """A chart metric the results do not hold, said under the chart: its bars read "not measured",
+    and a reader learns why (the evaluation computed other metrics)."""
+    absent = [metric for metric in metrics if known and metric not in known]
+    if not absent:
+        return ""
+    return (f'<p class="figure-note">{labels.chart_metric_absent} '
+            f'{door.join([door.data(metric) for metric in absent], ", ")}</p>')
+
+
 def quality(rows: list[dict], chart: QualityVsTimeChart, name_key: str, column_labels: dict[str, str], door: Door,
-            labels: Labels, chart_id: str = "chart-quality", sample: Any = None) -> Markup:
-    """Per row, one bar per metric on a 0 to 1 axis."""
+            labels: Labels, chart_id: str = "chart-quality", sample: Any = None,
+            known: list[str] | None = None) -> Markup:
+    """Per row, one bar per metric on a 0 to 1 axis (`known`: the metrics the results hold; any
+    other is said under the chart)."""
     metrics = chart.metrics
     ticks = [0.0, 0.25, 0.5, 0.75, 1.0]
     body: list[str] = []
@@ -238,7 +250,7 @@ def quality(rows: list[dict], chart: QualityVsTimeChart, name_key: str, column_l
     body += _axis(y, [(t, format_number(t, ".2f")) for t in ticks], 0.0, 1.0, labels.axis_score, door)
     svg = _svg(chart_id, labels.chart_quality, labels.chart_quality_desc, y + 42, body,
                _pattern_defs(chart_id, metrics), sample)
-    return Markup(svg + _legend(chart_id, metrics, column_labels, door))
+    return Markup(svg + _legend(chart_id, metrics, column_labels, door) + _absent_note(metrics, known, door, labels))
 
 
 # --- time ------------------------------------------------------------------------------------
@@ -269,8 +281,9 @@ def _time_cost(results: ResultsModel, path: str) -> tuple[float | None, str]:
 
 def time(rows: list[dict], results: ResultsModel, chart: QualityVsTimeChart, name_key: str, door: Door, labels: Labels,
          budget: float | None = None, chart_id: str = "chart-time", sample: Any = None) -> Markup:
-    """Each row's p95 time per query on a millisecond axis of its own (log above two decades),
-    with the latency budget as a line when a decision reads one."""
+    """The reranker's p95 time per query on a millisecond axis of its own (log above two decades),
+    with the latency budget as a line when a decision reads one. Only the row that has a rerank
+    step is drawn: a row without one has no time to show."""
     time_ms, how = _time_cost(results, chart.time)
     values = [v for v in (time_ms, budget) if v is not None and v > 0]
     use_log = len(values) >= 2 and max(values) / min(values) > LOG_SPAN
@@ -290,15 +303,12 @@ def time(rows: list[dict], results: ResultsModel, chart: QualityVsTimeChart, nam
     body: list[str] = []
     y = 24.0 if budget is not None and budget > 0 else 8.0   # room for the budget's label
     row_h = BAR_H + BAR_GAP + ROW_GAP
-    drawn_rows = [row for row in rows if str(row.get(name_key, "?")) == chart.time_row] + \
-                 [row for row in rows if str(row.get(name_key, "?")) != chart.time_row]
+    drawn_rows = [row for row in rows if str(row.get(name_key, "?")) == chart.time_row]
     body += _gridlines(y, y + row_h * len(drawn_rows), ticks, position)
     for row in drawn_rows:
         name = str(row.get(name_key, "?"))
         body.append(_text(0, y + BAR_H - 2, door.data(name), cls="row"))
-        if name != chart.time_row:
-            body.append(_text(PLOT_START, y + BAR_H - 2, labels.no_rerank_step, cls="missing", dx=4))
-        elif time_ms is None:
+        if time_ms is None:
             body.append(_text(PLOT_START, y + BAR_H - 2, labels.not_measured, cls="missing", dx=4))
         else:
             end = position(time_ms)
@@ -393,7 +403,7 @@ def _value_lines(shown: list[Any], delta: float, zero: float, door: Door) -> lis
 
 def deltas(rows: list[dict], chart: DeltasChart, table: TableSpec, results: ResultsModel, column_labels: dict[str, str],
            door: Door, labels: Labels, method: str | None = None, chart_id: str = "chart-deltas",
-           sample: Any = None) -> Markup:
+           sample: Any = None, known: list[str] | None = None) -> Markup:
     """Signed change over the baseline per row and metric, on an axis centred on zero, with the
     paired interval as whiskers when the results hold one (its method named under the chart).
     Each value is written under its bar on one side of the zero line (`_value_lines`); a change
@@ -440,7 +450,8 @@ def deltas(rows: list[dict], chart: DeltasChart, table: TableSpec, results: Resu
     if chart.interval:
         parts = [labels.whiskers_ci95] + ([door.data(method)] if method else [])
         note = f'<p class="figure-note">{door.join(parts, ", ")}</p>'
-    return Markup(svg + _legend(chart_id, metrics, column_labels, door) + note)
+    return Markup(svg + _legend(chart_id, metrics, column_labels, door) + note
+                  + _absent_note(metrics, known, door, labels))
 
 
 # --- the reranker frontier -------------------------------------------------------------------

@@ -3,6 +3,8 @@
 A door escapes the value for its format (HTML, where Jinja's autoescape is on; Markdown, where
 data must not become syntax) and wraps it in the orphan scan's marks (generator.render.orphans),
 so the scan can prove that every visible word came from a claim, a label or a results value.
+Every value leaves on one line, with each character a reader cannot see (a bidi control such as
+U+202E, a zero-width or control character) written out as its code point, `[U+202E]`.
 `data` is a value read from results or the check report, `claim` a ledger claim's rendered
 text (Markdown), `code` an identifier, `quote` a quoted design span.
 """
@@ -16,6 +18,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup, escape
 
+from generator.characters import hidden_character, hidden_pattern
 from generator.render.orphans import CLOSE, MARKS, OPEN
 
 
@@ -23,8 +26,21 @@ def _clean(text: Any) -> str:
     return str(text).translate(MARKS)
 
 
+def _shown(char: str) -> str:
+    return f"[U+{ord(char):04X}]"
+
+
 def _one_line(text: str) -> str:
-    return " ".join(_clean(text).split())
+    """A value on one line, every character a reader could not see written as its code point: a
+    right-to-left override (or any bidi control, zero-width or control character) in a query text
+    or a results string never reaches a page raw, where it would reorder or hide what follows."""
+    line = " ".join(_clean(text).split())
+    if hidden_character(line) is None:
+        return line
+    pattern = hidden_pattern() if not line.isascii() else None
+    if pattern is None:
+        return "".join(_shown(char) if hidden_character(char) else char for char in line)
+    return pattern.sub(lambda match: _shown(match.group(0)), line)
 
 
 _MD_DATA_SPECIALS = re.compile(r"([\\`*\[\]|<>~&])")

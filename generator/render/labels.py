@@ -1,4 +1,12 @@
-"""The label registry (templates/labels.yaml): the only fixed words a template may show."""
+"""The label registry (templates/labels.yaml): the only fixed words a template may show.
+
+Every word the tool's pages show is the package's: its state and verdict words ("fires", "does
+not fire", "cannot be decided"), "post hoc", "not measured", the decision table's headings and
+every other label of the package's registry. A project's own `templates/labels.yaml` may add
+labels (for the words of its content slots, generator.render.shell) and may repeat a package label
+word for word (a copied registry), but a key the package defines with other words is refused with
+its line: no team can relabel "does not fire" as "fires".
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,8 @@ from pathlib import Path
 from generator.render.doors import Door
 from generator.safe_yaml import load_config_with_lines
 from generator.errors import InputError
-from generator.fileio import reading
+from generator.fileio import display_path, reading
+from generator.project import default_templates_dir
 from generator.wording import label_problem
 
 LABELS_NAME = "labels.yaml"
@@ -45,8 +54,11 @@ class Labels:
         return key in self._texts
 
 
-def load_labels(path: Path, display: str | None = None) -> dict[str, str]:
-    shown = display or str(path)
+def package_labels_path() -> Path:
+    return default_templates_dir() / LABELS_NAME
+
+
+def _read(path: Path, shown: str) -> tuple[dict[str, str], object]:
     if not path.is_file():
         raise InputError("missing: the label registry every template uses", path=shown)
     with reading(path):
@@ -58,4 +70,22 @@ def load_labels(path: Path, display: str | None = None) -> dict[str, str]:
         problem = label_problem(text)
         if problem:
             raise InputError(problem, path=shown, line=lines.line(str(key)), field=str(key))
-    return {str(key): str(text) for key, text in raw.items()}
+    return {str(key): str(text) for key, text in raw.items()}, lines
+
+
+def load_labels(path: Path, display: str | None = None) -> dict[str, str]:
+    """The registry a page reads: the package's, with a project's own labels.yaml added to it (a
+    project's file may add keys, never give a package key other words). A project's templates
+    folder without a labels.yaml reads the package's."""
+    package_path = package_labels_path()
+    package, _ = _read(package_path, display_path(package_path))
+    if path.resolve() == package_path.resolve() or (not path.exists() and path.parent.is_dir()):
+        return package
+    shown = display or display_path(path)
+    own, lines = _read(path, shown)
+    for key, text in own.items():
+        if key in package and text != package[key]:
+            raise InputError(f"the tool's own word, {package[key]!r} on every page: a project's labels.yaml may add "
+                             "labels for its content slots, never give the tool's labels other words",
+                             path=shown, line=lines.line(key), field=key)   # type: ignore[attr-defined]
+    return {**package, **own}

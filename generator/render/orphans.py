@@ -17,7 +17,7 @@ marked span, with the output file and the line where it stands:
   aria-label, placeholder, value, label, ...). Refused outright: `<script>`, `<ol>` (the browser
   numbers its items), style sheets and `style=` attributes that generate text (`content`,
   `quotes`, string or numbering list markers, counter styles), and `data:` URLs with a payload
-  (an SVG or HTML document can hold any text).
+  (an SVG or HTML document can hold any text), but for a PNG an `<img>` shows (the theme's logo).
 - Markdown is parsed by CommonMark (markdown-it, with tables and strikethrough as GitHub reads
   them), rendered to HTML and scanned like HTML: link titles become tooltips, raw HTML is HTML,
   and the build stamp's comment stays a comment.
@@ -110,6 +110,8 @@ _QUIET_MARKERS = frozenset({"none", "disc", "circle", "square", "disclosure-open
 _URL_ATTRIBUTES = frozenset({"src", "href", "srcset", "poster", "data", "xlink:href", "action", "formaction",
                              "background", "cite", "icon", "manifest"})
 _DATA_URL = re.compile(r"data:(?![,\s\"')]|$)", re.IGNORECASE)
+# A PNG (the theme's logo, generator.render.theme): pixels, never a document with text of its own.
+_RASTER = re.compile(r"data:image/png;base64,[A-Za-z0-9+/]+={0,2}")
 _CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 _DECLARATION = re.compile(r"(?<![\w-])(content|quotes|list-style-type|list-style|counter-reset|counter-set|"
                           r"counter-increment|symbols|additive-symbols)\s*:\s*([^;}]*)", re.IGNORECASE)
@@ -206,7 +208,8 @@ class _DocumentScanner:
             if key == "style":
                 for problem in css_problems(value):
                     self.add(f"style={problem}", value)
-            if key in _URL_ATTRIBUTES and _DATA_URL.search(value):
+            if key in _URL_ATTRIBUTES and _DATA_URL.search(value) and not (
+                    tag == "img" and key == "src" and _RASTER.fullmatch(value)):
                 self.add(f"{key}=a data: URL can carry text nobody emitted", value[:40])
             if key == "value" and tag in ("meta", "param", "data"):
                 continue

@@ -7,8 +7,11 @@ from a ledger claim, a registered label or a data value, and only then are the f
 (atomically). With `check_only` nothing is written and each output that differs from a fresh
 render is named (generator.render.stamps), like `cog --check`.
 
-What the outputs contain is configured per project in readout.yaml under `outputs:`
-(generator.project.outputs), so the SciFact review and the L03 sandbox share the templates.
+Every output is the package's page (generator.render.shell): what it contains is configured per
+project in readout.yaml under `outputs:` (generator.project.outputs), its look by the project's
+theme (generator.render.theme), and a team adds content through slots. A page of the project's
+own renders, marked, and fails `render --check`, as does any file under outputs/ the tool did
+not write (generator.render.stamps.unwritten_files).
 Determinism: no clock is read; every mapping is emitted in sorted or configured order.
 """
 
@@ -16,13 +19,14 @@ from __future__ import annotations
 
 import base64
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
 import jinja2
 from jinja2 import BytecodeCache, Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from jinja2.bccache import Bucket
+from markupsafe import Markup
 
 from generator.claims.tracing.checker import check_project
 from generator.memo import Memo, default_memo
@@ -32,22 +36,28 @@ from generator.fileio import display_path, reading, sha256_file, sha256_text, wr
 from generator.project import Project, default_templates_dir
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.render import charts
+from generator.render.amendments import amendment_records, post_hoc_lines
 from generator.render.baseline import since_baseline_view
 from generator.claims.record.noninferiority import read_regression_block
-from generator.render.disclosure import build_disclosure, css_problems, missing_blocks, relabelled
+from generator.render.disclosure import OWN_DIR, build_disclosure
 from generator.render.doors import Door, HtmlDoor, MarkdownDoor
 from generator.render.labels import LABELS_NAME, Labels, load_labels
 from generator.render.orphans import Orphan, scan
-from generator.render.stamps import STAMP_NAME, Rendered, stale_outputs, stamp_text, template_hashes
+from generator.render.shell import (HTML_SLOTS, MARKDOWN_SLOTS, SET_BLOCKS, SHELL_BLOCKS, mark_unverified,
+                                    own_templates_dir, page_source, section_order, slot, slot_module,
+                                    unverified_lines)
+from generator.render.stamps import (STAMP_NAME, Rendered, manifest_files, stale_outputs, stamp_text, template_hashes,
+                                     unwritten_files)
+from generator.render.theme import Theme, load_theme
 from generator.render.views import (SectionView, all_pairs_view, anchor, claim_views, claims_by_kind, decisions_view,
-                                    order_view, frontier_view, per_query_view, provenance_view, rerank_cost_view,
-                                    sample_view, table_view)
+                                    frontier_view, order_view, origin_runs, per_query_view, provenance_view,
+                                    rerank_cost_view, sample_view, table_view, trace_view)
 from generator.results import RESULTS_NAME, Results, read_results
 
 
-def _environment(templates_dir: Path) -> Environment:
+def _environment(*search_path: Path) -> Environment:
     return Environment(
-        loader=FileSystemLoader(str(templates_dir)),
+        loader=FileSystemLoader([str(path) for path in search_path]),
         # Autoescape on for every HTML template (and any unknown kind); off for Markdown only.
         autoescape=select_autoescape(enabled_extensions=("html", "htm", "xml", "svg", "html.j2"),
                                      disabled_extensions=("md", "md.j2"),
@@ -80,22 +90,30 @@ class _Shared:
 
 
 def render_outputs(project: Project, report: CheckReport, *, draft: bool = False) -> list[Rendered]:
-    """Render every configured output in memory (nothing is written)."""
+    """Render every configured output in memory (nothing is written): the package's page
+    (generator.render.shell), or a page of the project's own, marked as not verified."""
     specs = project.require_outputs()
     results = load_project_results(project)
     results_hashes = {Path(name).name: digest for name, digest in report.inputs_sha256.items()}
     results_hashes[RESULTS_NAME] = results.sha256
-    templates_dir = project.templates_dir
-    labels_path = templates_dir / LABELS_NAME
+    own_dir = own_templates_dir(project)
+    package_dir = default_templates_dir()
+    labels_path = (own_dir or package_dir) / LABELS_NAME
     label_texts = load_labels(labels_path, display_path(labels_path))
-    hashes = template_hashes(templates_dir)
-    _refuse_hidden_characters(templates_dir, hashes)
+    hashes = template_hashes(package_dir)
+    if own_dir is not None:
+        own_hashes = template_hashes(own_dir)
+        _refuse_hidden_characters(own_dir, own_hashes)
+        hashes.update({f"project/{name}": digest for name, digest in own_hashes.items()})
+    _refuse_hidden_characters(package_dir, template_hashes(package_dir))
+    theme = load_theme(own_dir)
     shared = _Shared(results, results_hashes, labels_path, label_texts, hashes, sha256_file(project.config_path),
                      draft and not report.ok, _queries_by_file(project, report, results),
-                     _table_files(project, specs.values(), results, results_hashes))
-    env = _environment(templates_dir)
+                     _table_files(project, specs.values(), results, results_hashes, report))
+    shell = _environment(package_dir, OWN_DIR)
     rendered = []
     for spec in specs.values():
+        source = page_source(project, spec)
         door = HtmlDoor() if spec.is_html else MarkdownDoor()
         labels = Labels(label_texts, door, display_path(labels_path),
                         {f"section:{s.id}": s.title for s in spec.sections})
@@ -107,87 +125,181 @@ def render_outputs(project: Project, report: CheckReport, *, draft: bool = False
             "config_sha256": shared.config_hash,
             "templates_sha256": hashes,
         }
-        context = _context(project, report, spec, shared, door, labels, draft, stamp)
-        marked = _render_template(env, templates_dir, spec.template, context)
+        context = _context(project, report, spec, shared, door, labels, draft, stamp, theme)
+        if own_dir is not None:
+            _fill_slots(_environment(own_dir), project, spec, context, labels)
+        _contents(context, labels)
+        if source.unverified:
+            stamp["unverified"] = [display_path(path) for path in source.unverified]
+            context["stamp"] = stamp_text(stamp)
+            if source.own_stylesheet is not None:
+                with reading(source.own_stylesheet):
+                    context["team_css"] = source.own_stylesheet.read_text(encoding="utf-8")
+        env = _environment(own_dir, package_dir, OWN_DIR) if source.own_template is not None else shell
+        marked = _render_template(env, source.own_template.parent if source.own_template else package_dir,
+                                  spec.template, context)
+        if not spec.is_html:   # the page's macros leave runs of blank lines; Markdown reads one as many
+            marked = _BLANK_LINES.sub("\n\n", marked)
         output = Rendered(spec.name, project.outputs_dir / spec.file, marked, stamp)
-        if spec.is_html and not shared.flagged:
-            output.disclosure_problems = _disclosure_problems(output, context, label_texts, templates_dir)
+        if source.unverified:
+            notice = door.join([labels.unverified_page, door.join([door.code(display_path(path))
+                                                                    for path in source.unverified], ", ")])
+            output.marked = mark_unverified(marked, str(notice), spec.is_html)
+            output.unverified = unverified_lines(output.path, source)
         rendered.append(output)
     return rendered
 
 
-def _disclosure_problems(output: Rendered, context: dict[str, Any], label_texts: dict[str, str],
-                         templates_dir: Path) -> list[str]:
-    """What the page does to the disclosure blocks the tool owns (generator.render.disclosure): each
-    one present verbatim, in the package's words, and not hidden by any stylesheet."""
-    disclosure = context["disclosure"]
-    shown = display_path(output.path)
-    problems = []
-    package_dir = default_templates_dir()
-    if templates_dir.resolve() != package_dir.resolve():
-        package = load_labels(package_dir / LABELS_NAME)
-        problems += [f"{display_path(templates_dir / LABELS_NAME)}: {key}: a disclosure label the tool owns "
-                     f"reads {package[key]!r} in every readout; it may not be changed"
-                     for key in relabelled(disclosure.labels_read, label_texts, package)]
-    post_hoc = [str(claim.text) + str(claim.post_hoc_mark) for section in context["sections"]
-                for claim in section.claims if claim.post_hoc]
-    problems += missing_blocks(output.marked, disclosure, post_hoc, shown)
-    # The page's stylesheets read against its blocks: remembered by the page's bytes, as the
-    # orphan scan is (an HTML5 parse and every selector matched on it).
-    problems += default_memo().remembered("disclosure styles", {"name": shown, "sha256": sha256_text(output.text)},
-                                          lambda: css_problems(output.text, shown))
-    return problems
+def _fill_slots(env: Environment, project: Project, spec: OutputSpec, context: dict[str, Any], labels: Labels) -> None:
+    """The team's content slots (generator.render.shell), each checked, placed by the page."""
+    module = slot_module(env, project, spec, {"L": labels, "title": context["title"]})
+    if module is None:
+        return
+    shown = display_path((own_templates_dir(project) or project.root) / (HTML_SLOTS if spec.is_html else MARKDOWN_SLOTS))
+    for section in [context["first"], *context["sections"], context["last"]]:
+        if section is not None:
+            section.slot = Markup(slot(module, "section", spec.is_html, shown,
+                                       {"id": section.id, "title": section.title}))
+    context["end_slot"] = Markup(slot(module, "end", spec.is_html, shown))
+
+
+def _contents(context: dict[str, Any], labels: Labels) -> None:
+    """The sections between the first and the last that hold anything (claims, blocks, a slot),
+    and the page's contents: those, then what the shell adds after them, in the page's order."""
+    sections = [s for s in context["sections"] if s.claims or s.set_blocks or s.other_blocks or s.slot]
+    context["sections"] = sections
+    contents = [{"anchor": s.anchor, "title": s.title} for s in sections]
+    contents += [{"anchor": "section-decisions", "title": labels.decisions_computed}] if context["decisions"] else []
+    contents += [{"anchor": "section-withdrawn", "title": labels.withdrawn}] if context["withdrawn"] else []
+    contents += [{"anchor": "section-amendments", "title": labels.post_hoc_changes}] if context["amendments"] else []
+    contents.append({"anchor": context["last"].anchor, "title": context["last"].title})
+    context["contents"] = contents
 
 
 def _context(project: Project, report: CheckReport, spec: OutputSpec, shared: _Shared, door: Door, labels: Labels,
-             draft: bool, stamp: dict[str, Any]) -> dict[str, Any]:
-    """What one output's template receives: every value already through its door."""
+             draft: bool, stamp: dict[str, Any], theme: Theme) -> dict[str, Any]:
+    """What one output's page receives, every value already through its door: the shell's order
+    (generator.render.shell.section_order), the query sets its tables and charts read, and the
+    blocks the tool owns. The older keys (`disclosure`, `table`, `charts`, ...) stay for a page of
+    the project's own."""
     results = shared.results
-    first_draft = report.first_draft
-    claims, withdrawn = claim_views(spec, report, door, labels, draft, shared.queries_by_file,
-                                    "verdict" if "verdict" in spec.section_ids else None)
-    table = table_view(spec.table, shared.table_files[spec.table.file], door, labels) if spec.table else None
+    first_id, middle_ids, last_id = section_order(spec)
+    claims, withdrawn = claim_views(spec, report, door, labels, draft, shared.queries_by_file, first_id)
+    query_sets = _query_sets(project, report, spec, shared, door, labels)
+    samples = {entry["file"]: entry["label"] for entry in query_sets}
+    decisions = decisions_view(report, door, labels, samples)
+    order = order_view(report, door, labels)
+    table = query_sets[-1]["table"] if spec.table else None
     provenance = provenance_view(spec, report, results, shared.results_hashes, shared.template_hashes,
                                  shared.config_hash, door, labels)
-    disclosure = build_disclosure(labels, decisions=decisions_view(report, door, labels),
-                                  order=order_view(report, door, labels), provenance=provenance,
+    disclosure = build_disclosure(labels, decisions=decisions, order=order, provenance=provenance,
                                   table_sample=table["sample"] if table else None, html=spec.is_html)
     for section_claims in claims.values():
         for claim in section_claims:
             claim.post_hoc_mark = disclosure.post_hoc_mark if claim.post_hoc else ""
-    sections = [SectionView(s.id, anchor("section-", s.id), labels[f"section:{s.id}"], s.show, claims[s.id])
-                for s in spec.sections]
+    by_id = {s.id: s for s in spec.sections}
+
+    def drawn(block: str) -> bool:
+        """Whether a block shows anything on some query set: a reranker's block of a project
+        without a rerank row shows nothing, and its section goes when nothing else is in it."""
+        return any(block in entry["charts"] if block in ("quality_vs_time", "deltas") else bool(entry.get(block))
+                   for entry in query_sets)
+
+    def section_view(section_id: str | None, title_key: str) -> SectionView:
+        section = by_id.get(section_id) if section_id else None
+        if section is None:
+            return SectionView("", anchor("section-", title_key), labels[title_key], (), [], [])
+        shown = tuple(block for block in section.show if block not in SHELL_BLOCKS
+                      and (block not in SET_BLOCKS or drawn(block)))
+        return SectionView(section.id, anchor("section-", section.id), labels[f"section:{section.id}"], section.show,
+                           claims[section.id], origin_runs(claims[section.id]),
+                           set_blocks=tuple(block for block in shown if block in SET_BLOCKS),
+                           other_blocks=tuple(block for block in shown if block not in SET_BLOCKS))
+
+    first = section_view(first_id, "verdict_heading") if first_id or decisions else None
+    sections = [section_view(section_id, "") for section_id in middle_ids]
+    last = section_view(last_id, "provenance_heading")
+    amendments = amendment_records(report, door, labels)
+    trace = trace_view(report, door, labels)
     return {
         "title": door.data(project.title),
         "L": labels,
+        "theme_css": Markup(theme.css()),
+        "logo": theme.logo,
+        "team_css": "",
+        "first": first,
         "sections": sections,
+        "last": last,
+        "end_slot": "",
+        "query_sets": query_sets,
+        "post_hoc_lines": post_hoc_lines(report, door, labels),
+        "amendments": amendments,
         "flags": _flags(report, door, labels) if shared.flagged else [],
         "draft": shared.flagged,
-        "trace": {"current": door.data(f"{report.untraceable}/{report.total}"),
-                  "first_draft": door.data(f"{first_draft[0]}/{first_draft[1]}") if first_draft
-                  else labels.not_recorded,
-                  "withdrawn": door.data(f"{report.struck}/{report.total}"),
-                  "by_output": [(labels[f"trace_output_{name}"], door.data(f"{u}/{t}"))
-                                for name, (u, t) in report.by_output.items()]},
+        "trace": trace,
         "withdrawn": withdrawn,
-        "per_query": per_query_view(results, door, labels),
-        "table": table,
         "disclosure": disclosure,
-        "charts": _charts(spec, shared.table_files[(spec.table or TableSpec()).file], door, labels,
-                          _budget(report)) if spec.is_html else {},
         "provenance": provenance,
         "claims_by_kind": claims_by_kind(report, door),
-        "decisions": decisions_view(report, door, labels),
-        "order": order_view(report, door, labels),
-        "rerank_cost": rerank_cost_view(results, door, labels, _budget(report), *_quality_margin(project)),
-        "frontier": frontier_view(results, door, labels, _budget(report)),
-        "all_pairs": all_pairs_view(results, door, labels),
+        "decisions": decisions,
+        "order": order,
         "since_baseline": since_baseline_view(project, spec, results, door, labels),
-        "frontier_chart": charts.frontier(results.model, door, labels, _budget(report),
-                                          sample=sample_view(results, door, labels)) if spec.is_html else "",
         "stamp_name": STAMP_NAME,
         "stamp": stamp_text(stamp),
+        # For a page of the project's own, as the page before the shell received them.
+        "table": table,
+        "charts": query_sets[-1]["charts"],
+        "per_query": query_sets[-1]["per_query"],
+        "rerank_cost": query_sets[-1]["rerank_cost"],
+        "frontier": query_sets[-1]["frontier"],
+        "frontier_chart": query_sets[-1]["frontier_chart"],
+        "all_pairs": query_sets[-1]["all_pairs"],
     }
+
+
+def _query_sets(project: Project, report: CheckReport, spec: OutputSpec, shared: _Shared, door: Door,
+                labels: Labels) -> list[dict[str, Any]]:
+    """The results files the page's tables and charts read, each one's blocks drawn from it: every
+    file a decision read first (in decision order), then the table's own (`table.file`); each
+    captioned with its query set and count. A section shows them side by side as labelled tabs,
+    the first open: never a sample's table under a verdict read on every query."""
+    table = spec.table or TableSpec()
+    names = []
+    for name in [row.trigger.file for row in report.decisions] + [table.file]:
+        if name not in names and name in shared.table_files:
+            names.append(name)
+    decided = {row.trigger.file for row in report.decisions}
+    preferred = list(spec.deltas.metrics if spec.deltas else ()) + [column.key for column in table.columns if column.key] \
+        + list(spec.quality_vs_time.metrics if spec.quality_vs_time else ())
+    budget = _budget(report)
+    sets = []
+    for index, name in enumerate(names, start=1):
+        results = shared.table_files[name]
+        has_rerank = _has_rerank(results)
+        suffix = "" if len(names) == 1 else f"-{index}"
+        sets.append({
+            "file": name, "label": sample_view(results, door, labels) or door.code(name),
+            "read_by_decisions": name in decided,
+            "table": table_view(spec.table, results, door, labels) if spec.table else None,
+            "charts": _charts(spec, results, door, labels, budget if has_rerank else None, suffix, has_rerank)
+            if spec.is_html else {},
+            "all_pairs": all_pairs_view(results, door, labels),
+            "per_query": per_query_view(results, door, labels, preferred),
+            "rerank_cost": rerank_cost_view(results, door, labels, budget, *_quality_margin(project))
+            if has_rerank else None,
+            "frontier": frontier_view(results, door, labels, budget) if has_rerank else None,
+            "frontier_chart": charts.frontier(results.model, door, labels, budget, chart_id=f"chart-frontier{suffix}",
+                                              sample=sample_view(results, door, labels))
+            if spec.is_html and has_rerank else "",
+        })
+    return sets
+
+
+def _has_rerank(results: Results) -> bool:
+    """Whether the results hold a rerank row: without one the page shows no reranker's cost,
+    frontier, time chart or budget line (a project without a cross-encoder has nothing to price)."""
+    roles = results.model.roles
+    return any(name in results.model.row_names for name, _ in roles.rerank_pairs)
 
 
 def _render_template(env: Environment, templates_dir: Path, template: str, context: dict[str, Any]) -> str:
@@ -212,12 +324,15 @@ def _queries_by_file(project: Project, report: CheckReport, results: Results) ->
 
 
 def _table_files(project: Project, specs: Iterable[OutputSpec], results: Results,
-                 results_hashes: dict[str, str]) -> dict[str, Results]:
-    """The results file each output's table reads (readout.yaml `table.file`), each read once; a
-    file other than the release sample's is stamped into the outputs like any other input."""
+                 results_hashes: dict[str, str], report: CheckReport) -> dict[str, Results]:
+    """The results files the tables and charts read, each read once: each output's `table.file`
+    and every file a decision read (its tables follow the decision); a file other than the
+    release sample's is stamped into the outputs like any other input."""
     files = {RESULTS_NAME: results}
-    for spec in specs:
-        name = (spec.table or TableSpec()).file
+    tables = [(spec.table or TableSpec()).file for spec in specs]
+    # A decision's file is there whenever the decision was computed (a draft may lack one).
+    decided = [row.trigger.file for row in report.decisions if (project.outputs_dir / row.trigger.file).is_file()]
+    for name in tables + decided:
         if name not in files:
             files[name] = load_project_results(project, name)
             results_hashes.setdefault(name, files[name].sha256)
@@ -255,6 +370,7 @@ def _refuse_hidden_characters(templates_dir: Path, names: Iterable[str]) -> None
                                  line=number)
 
 
+_BLANK_LINES = re.compile(r"\n{3,}")
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff]")
 
 
@@ -268,24 +384,32 @@ def _flags(report: CheckReport, door: Door, labels: Labels) -> list[Any]:
     return flags
 
 
-def _charts(spec: OutputSpec, results: Results, door: Door, labels: Labels, budget: float | None) -> dict[str, Any]:
-    """The charts of an output, drawn from the results file its table reads; each says which
-    queries and how many (generator.render.views.sample_view)."""
+def _charts(spec: OutputSpec, results: Results, door: Door, labels: Labels, budget: float | None,
+            suffix: str = "", has_rerank: bool = True) -> dict[str, Any]:
+    """The charts of an output, drawn from one results file; each says which queries and how many
+    (generator.render.views.sample_view). Without a rerank row there is no time to draw: the
+    quality chart stands alone, with no budget line."""
     table = spec.table or TableSpec()
     rows = results.model.lookup(table.rows)
     rows = rows if isinstance(rows, list) else []
     column_labels = {c.key: c.label for c in table.columns if c.key}
     sample = sample_view(results, door, labels)
+    metrics = results.model.metric_names
     drawn = {}
     if spec.quality_vs_time is not None:
-        drawn["quality_vs_time"] = (
-            charts.quality(rows, spec.quality_vs_time, table.name, column_labels, door, labels, sample=sample)
-            + charts.time(rows, results.model, spec.quality_vs_time, table.name, door, labels, budget, sample=sample))
+        chart = replace(spec.quality_vs_time, metrics=spec.quality_vs_time.metrics or tuple(metrics))
+        drawn["quality_vs_time"] = charts.quality(rows, chart, table.name, column_labels, door, labels,
+                                                  chart_id=f"chart-quality{suffix}", sample=sample, known=metrics)
+        if has_rerank:
+            drawn["quality_vs_time"] += charts.time(rows, results.model, chart, table.name, door,
+                                                    labels, budget, chart_id=f"chart-time{suffix}", sample=sample)
     if spec.deltas is not None:
+        deltas = replace(spec.deltas, metrics=spec.deltas.metrics or tuple(metrics))
         method = results.model.manifest_block("uncertainty").get("interval")
         kind = method.get("kind") if isinstance(method, dict) else None
-        drawn["deltas"] = charts.deltas(rows, spec.deltas, table, results.model, column_labels, door, labels,
-                                        kind if isinstance(kind, str) else None, sample=sample)
+        drawn["deltas"] = charts.deltas(rows, deltas, table, results.model, column_labels, door, labels,
+                                        kind if isinstance(kind, str) else None, chart_id=f"chart-deltas{suffix}",
+                                        sample=sample, known=metrics)
     return drawn
 
 
@@ -327,8 +451,11 @@ class RenderOutcome:
 
     report: CheckReport
     refused: list[str] = field(default_factory=list)
-    # What a release page would do to the disclosure blocks the tool owns (nothing is written).
-    hidden: list[str] = field(default_factory=list)
+    # Files under outputs/ the tool did not write (a finding of `render --check`; `render` warns).
+    foreign: list[str] = field(default_factory=list)
+    # Outputs drawn from a page of the project's own: written, marked, never verified.
+    unverified: list[str] = field(default_factory=list)
+    check_only: bool = False
     drafted: list[str] = field(default_factory=list)
     orphans: list[Orphan] = field(default_factory=list)
     rendered: list[Rendered] = field(default_factory=list)
@@ -337,7 +464,38 @@ class RenderOutcome:
 
     @property
     def ok(self) -> bool:
-        return not self.refused and not self.hidden and not self.orphans and not self.stale
+        verified = not (self.check_only and (self.foreign or self.unverified))
+        return not self.refused and not self.orphans and not self.stale and verified
+
+
+def _written_here(project: Project, rendered: list[Rendered]) -> set[str]:
+    """Every file under outputs/ the tool writes for this project, relative to outputs/: each
+    report, each results file it knows of (declared, cited by a claim or a decision, or the
+    regression baseline kept there) and every file each one's manifest lists beside it."""
+    written = {output.path.name for output in rendered}
+    names = set(project.results_files) | {Path(name).name for name in project_results_cited(project, rendered)}
+    baseline = project.resolve(project.regression_baseline) if project.regression_baseline else None
+    candidates = [project.outputs_dir / name for name in sorted(names)]
+    if baseline is not None:
+        candidates.append(baseline)
+    outputs = project.outputs_dir.resolve()
+    for path in candidates:
+        try:
+            relative = path.resolve().parent.relative_to(outputs)
+        except ValueError:
+            continue
+        if not path.is_file() or path.is_symlink():
+            continue
+        with reading(path):
+            results = read_results(path, display_path(path))
+        written.add(str(relative / path.name))
+        written.update(str(relative / name) for name in manifest_files(results))
+    return written
+
+
+def project_results_cited(project: Project, rendered: list[Rendered]) -> set[str]:
+    """The results files the outputs were stamped with (cited by a claim, read by a table)."""
+    return {name for output in rendered for name in output.stamp.get("results_sha256", {})}
 
 
 def render_project(project: Project, *, draft: bool = False, check_only: bool = False,
@@ -346,7 +504,7 @@ def render_project(project: Project, *, draft: bool = False, check_only: bool = 
     # The order in git is the gate's (`readout check`) to verify: a report cannot stamp the commit
     # it will be committed in, and must read the same in a shallow and a full clone.
     report = report or check_project(project, git_history=False)
-    outcome = RenderOutcome(report=report)
+    outcome = RenderOutcome(report=report, check_only=check_only)
     if not report.ok:
         if not draft:
             outcome.refused = failure_lines(report)
@@ -356,10 +514,8 @@ def render_project(project: Project, *, draft: bool = False, check_only: bool = 
     outcome.orphans = find_orphans(outcome.rendered)
     if outcome.orphans:
         return outcome
-    hidden = [problem for output in outcome.rendered for problem in output.disclosure_problems]
-    if hidden and not draft:
-        outcome.hidden = hidden
-        return outcome
+    outcome.unverified = [line for output in outcome.rendered for line in output.unverified]
+    outcome.foreign = unwritten_files(project.outputs_dir, _written_here(project, outcome.rendered))
     if check_only:
         outcome.stale = stale_outputs(outcome.rendered)
         return outcome

@@ -4,12 +4,18 @@ Each output records the sha256 of everything it was built from (ledger, results,
 freeze, readout.yaml and every template file): a meta tag in the HTML, a comment at the end of
 Markdown. `render --check` renders afresh in memory and names every output on disk that differs,
 saying which input changed when the stamp tells, the way `cog --check` works.
+
+It also names every file under outputs/ the tool did not write (`unwritten_files`): a report,
+a results file the project declares and every file a results file's manifest lists (its run files,
+its judgements, the sandbox's outputs) are the tool's; a hand-written summary page beside them, or
+the old report a renamed `outputs.<output>.file` left behind, is not, and the gate refuses it.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,8 +35,8 @@ class Rendered:
     path: Path
     marked: str
     stamp: dict[str, Any]
-    # What the page does to the disclosure blocks the tool owns (generator.render.disclosure).
-    disclosure_problems: list[str] = field(default_factory=list)
+    # Why the page is not verified: it was drawn from a template or stylesheet of the project's own.
+    unverified: list[str] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -92,3 +98,40 @@ def stale_outputs(rendered: Iterable[Rendered]) -> list[str]:
         if on_disk != output.text:
             lines.append(f"{name}: stale: {why_stale(read_stamp(on_disk), output.stamp)}")
     return lines
+
+
+# A writing command's lock file (generator.locks.LOCK_NAME), there while it runs.
+LOCK_FILE = ".readout.lock"
+
+
+def manifest_files(results: Any) -> set[str]:
+    """Every file a results file's manifest says its writer wrote beside it, relative to its
+    folder: the run files, the judgements' copy, the sandbox's outputs."""
+    model = results.model
+    listed: set[str] = set()
+    for entry in model.manifest_block("run_files").values():
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+            listed.add(entry["path"])
+    qrels = model.manifest_block("qrels_copy").get("path")
+    if isinstance(qrels, str):
+        listed.add(qrels)
+    listed.update(name for name in model.manifest_block("files") if isinstance(name, str))
+    return {os.path.normpath(name) for name in listed}
+
+
+def unwritten_files(outputs_dir: Path, written: Iterable[str]) -> list[str]:
+    """One line per file under outputs/ that is not one the tool writes (`written`: paths relative
+    to outputs/), links included; nothing is followed."""
+    allowed = {os.path.normpath(name) for name in written} | {LOCK_FILE}
+    found = []
+    if not outputs_dir.is_dir():
+        return found
+    for folder, directories, files in os.walk(outputs_dir):
+        directories.sort()
+        for name in sorted(files + [d for d in directories if os.path.islink(os.path.join(folder, d))]):
+            relative = os.path.normpath(os.path.relpath(os.path.join(folder, name), outputs_dir))
+            if relative not in allowed:
+                found.append(f"{display_path(outputs_dir / relative)}: not a file readout wrote for this project (not "
+                             "a report readout.yaml declares, a results file, or a file a results file's manifest "
+                             "lists): delete it, or move it out of outputs/")
+    return found

@@ -4,7 +4,7 @@ provenance groups and the score table. Every string in them has already passed a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from generator.claims.tracing.report import CheckReport, ClaimResult
@@ -35,6 +35,10 @@ class ClaimView:
     # its mark is the tool's, generator.render.disclosure).
     post_hoc: bool = False
     post_hoc_mark: Any = ""
+    # Who wrote the sentence (issue 44's claim frames): "frame" (the tool, from results), "quote" (a
+    # design document's words, placed with their attribution) or "author" (free prose). A claim
+    # without one is the author's.
+    origin: str = "author"
 
 
 @dataclass
@@ -44,6 +48,53 @@ class SectionView:
     title: Any
     show: tuple[str, ...]
     claims: list[ClaimView]
+    # The section's claims as runs of one origin each, in ledger order: [(origin, [claims])].
+    runs: list[tuple[str, list[ClaimView]]] = field(default_factory=list)
+    # The data blocks drawn per query set (tables and charts), the others, and the team's slot.
+    set_blocks: tuple[str, ...] = ()
+    other_blocks: tuple[str, ...] = ()
+    slot: Any = ""
+
+
+ORIGINS = ("frame", "quote", "author")
+ORIGIN_LABELS = {"frame": "origin_frame", "quote": "origin_quote", "author": "origin_author"}
+
+
+def claim_origin(result: Any) -> str:
+    """Who wrote a claim: the checker's `origin` when it records one (issue 44), else the author."""
+    origin = getattr(result, "origin", "author")
+    return origin if origin in ORIGINS else "author"
+
+
+def origin_runs(claims: list[ClaimView]) -> list[tuple[str, list[ClaimView]]]:
+    """Consecutive claims of one origin, together: each run is one paragraph, an author's run
+    marked as the author's words."""
+    runs: list[tuple[str, list[ClaimView]]] = []
+    for claim in claims:
+        if runs and runs[-1][0] == claim.origin:
+            runs[-1][1].append(claim)
+        else:
+            runs.append((claim.origin, [claim]))
+    return runs
+
+
+def trace_view(report: CheckReport, door: Door, labels: Labels) -> dict:
+    """The trace line: the current and first-draft scores, and the score of each origin counted
+    apart (the checker's `by_origin` when it gives one, else counted here from each claim)."""
+    by_origin = dict(getattr(report, "by_origin", None) or {})
+    if not by_origin:
+        for result in report.results:
+            untraceable, total = by_origin.get(claim_origin(result), (0, 0))
+            by_origin[claim_origin(result)] = (untraceable + int(result.counts_untraceable), total + 1)
+    ordered = [name for name in ORIGINS if name in by_origin] + sorted(set(by_origin) - set(ORIGINS))
+    first = report.first_draft
+    return {"current": door.data(f"{report.untraceable}/{report.total}"),
+            "first_draft": door.data(f"{first[0]}/{first[1]}") if first else labels.not_recorded,
+            "withdrawn": door.data(f"{report.struck}/{report.total}"),
+            "by_output": [(labels[f"trace_output_{name}"], door.data(f"{u}/{t}"))
+                          for name, (u, t) in report.by_output.items()],
+            "by_origin": [(labels[ORIGIN_LABELS[name]] if name in ORIGIN_LABELS else door.data(name),
+                           door.data(f"{by_origin[name][0]}/{by_origin[name][1]}")) for name in ordered]}
 
 
 def anchor(prefix: str, text: str) -> str:
@@ -127,7 +178,7 @@ def claim_views(spec: OutputSpec, report: CheckReport, door: Door, labels: Label
             views[section.id].append(ClaimView(
                 id=claim.id, anchor=anchor("claim-", claim.id), note_anchor=anchor("note-", claim.id),
                 number=door.data(number), text=door.claim(result.rendered_text or claim.text), struck=claim.struck,
-                flag=flag, notes=notes, post_hoc=_cites_post_hoc(result, report)))
+                flag=flag, notes=notes, post_hoc=_cites_post_hoc(result, report), origin=claim_origin(result)))
     return views, withdrawn
 
 
@@ -245,8 +296,10 @@ def provenance_view(spec: OutputSpec, report: CheckReport, results: Results, res
     groups.append({"title": labels.hashes, "rows": pairs(hashes)})
     groups.append({"title": labels.templates, "rows": pairs(sorted(template_hashes.items()))})
     models = model.manifest_block("models")
+    # A project without a rerank row lists no reranker: none was loaded, none decides anything.
+    reranks = [name for name, _ in model.roles.rerank_pairs if name in model.row_names]
     model_rows = []
-    for role in sorted(models):
+    for role in sorted(role for role in models if reranks or not str(role).startswith("rerank")):
         info = models[role]
         if isinstance(info, dict):
             # Where the weights sit on the machine that ran says nothing about what ran: no paths.
@@ -290,10 +343,11 @@ def _short_number(value: Any) -> str:
     return format_number(value, "")
 
 
-def decisions_view(report: CheckReport, door: Door, labels: Labels) -> list[dict]:
+def decisions_view(report: CheckReport, door: Door, labels: Labels, samples: dict[str, Any] | None = None) -> list[dict]:
     """The decision table: each decision record's trigger, whether it fired, what it read, and
-    whether its rule was fixed before the results (anchored) or set or moved after them (post hoc,
-    with every such change: the old rule, the new one and the reason)."""
+    whether its rule was fixed before the results (anchored) or set or moved after them (post hoc;
+    generator.render.amendments shows each such change), and which query set it read (`samples`:
+    the caption of each results file, by name)."""
     rows = []
     for row in report.decisions:
         values = []
@@ -309,11 +363,13 @@ def decisions_view(report: CheckReport, door: Door, labels: Labels) -> list[dict
             values.append(door.join([door.code(name), door.data("="), shown]))
         values.extend(_power_view(row.power, door, labels))
         rows.append({"decision": door.data(row.trigger.decision), "title": door.data(row.trigger.title),
+                     "anchor": anchor("decision-", row.trigger.decision),
                      "trigger": door.code(row.trigger.predicate.source),
                      "state": labels[_STATE_LABELS[row.state]], "state_class": row.state.replace(" ", "-"),
                      "outcome": door.data(row.outcome), "read": values,
+                     "sample": (samples or {}).get(row.trigger.file) or door.code(row.trigger.file),
                      "registered": labels.post_hoc if row.post_hoc else registered_view(row, door, labels),
-                     "post_hoc": [_change_view(change, door, labels) for change in row.post_hoc]})
+                     "post_hoc": bool(row.post_hoc)})
     return rows
 
 
@@ -332,29 +388,6 @@ def _power_view(power: dict | None, door: Door, labels: Labels) -> list[Any]:
                             door.data(format_number(needed, ",")) if needed else labels.value_not_measured,
                             door.data(f"(minimum effect {power['minimum_effect']:g})")]))
     return shown
-
-
-_MOVED_LABELS = {"added": "rule_written_after_results", "trigger": "trigger_changed_after_results",
-                 "outcome": "outcome_changed_after_results", "budget": "budget_changed_after_results"}
-
-
-def _change_view(change: Any, door: Door, labels: Labels) -> dict:
-    """One post hoc change: what moved, the rule before and after, the reason, which freeze."""
-    moved = [labels[_MOVED_LABELS[part]] for part in change.parts if part in _MOVED_LABELS]
-    return {"moved": door.join(moved, ", "),
-            "old": _rule_text(change.old, change.old_budgets, door, labels),
-            "new": _rule_text(change.new, change.new_budgets, door, labels),
-            "reason": door.data(change.entry.reason or "") if change.entry.reason else labels.no_reason_given,
-            "freeze": door.join([labels.freeze_number, door.data(change.entry.number),
-                                 door.data(change.entry.frozen_at)])}
-
-
-def _rule_text(rule: dict | None, budgets: dict, door: Door, labels: Labels) -> Any:
-    if rule is None:
-        return labels.no_rule
-    parts = [f"when {rule['when']}", f"fires: {rule['fires']}", f"otherwise: {rule['otherwise']}"]
-    parts += [f"budget {name} = {value:g}" for name, value in sorted(budgets.items())]
-    return door.code("; ".join(parts))
 
 
 def registered_view(row: Any, door: Door, labels: Labels) -> Any:
@@ -474,10 +507,26 @@ def frontier_view(results: Results, door: Door, labels: Labels, budget: float | 
             "sample": sample_view(results, door, labels)}
 
 
+def _pair_cell(entry: dict, flipped: bool, door: Door, labels: Labels) -> dict:
+    """One cell of a metric's matrix: the change of its row against its column with the paired
+    interval, p and p after Holm, and whether the change is clear of zero after the correction."""
+    sign = -1.0 if flipped else 1.0
+    low, high = entry.get("ci95_low"), entry.get("ci95_high")
+    if flipped and isinstance(low, (int, float)) and isinstance(high, (int, float)):
+        low, high = -high, -low
+    delta = entry.get("delta")
+    clear = bool(entry.get("distinguishable_holm"))
+    return {"delta": door.data(format_number(sign * delta if isinstance(delta, (int, float)) else delta, "+.3f")),
+            "interval": door.interval(door.data(format_number(low, "+.3f")), door.data(format_number(high, "+.3f"))),
+            "p": door.data(format_number(entry.get("p_value"), ".4f")),
+            "p_holm": door.data(format_number(entry.get("p_holm"), ".4f")),
+            "holm_clear": clear}
+
+
 def all_pairs_view(results: Results, door: Door, labels: Labels) -> list[dict] | None:
-    """One table per metric of the all_pairs block: each pair's change, its own paired interval,
-    its p-value and Holm's, and whether it is clear of zero after the correction; the clearest
-    pairs first, then by name."""
+    """One matrix per metric of the all_pairs block: each measured row (after the first) against
+    each row before it, the cell holding the change with its own paired interval, p and p after
+    Holm's correction, and whether it is clear of zero after the correction."""
     block = results.model.all_pairs
     if block is None or not isinstance(block.get("metrics"), dict):
         return None
@@ -486,37 +535,52 @@ def all_pairs_view(results: Results, door: Door, labels: Labels) -> list[dict] |
         pairs = family.get("pairs") if isinstance(family, dict) else None
         if not isinstance(pairs, dict) or not pairs:
             continue
-        entries = sorted(pairs.items(), key=lambda item: (item[1].get("p_holm", 1.0), item[0]))
-        rows = [{"row": door.code(_table_word(str(entry.get("row")), f"all_pairs.{metric}.row")),
-                 "baseline": door.code(_table_word(str(entry.get("baseline")), f"all_pairs.{metric}.baseline")),
-                 "delta": door.data(format_number(entry.get("delta"), "+.3f")),
-                 "interval": door.interval(door.data(format_number(entry.get("ci95_low"), "+.3f")),
-                                           door.data(format_number(entry.get("ci95_high"), "+.3f"))),
-                 "p": door.data(format_number(entry.get("p_value"), ".4f")),
-                 "p_holm": door.data(format_number(entry.get("p_holm"), ".4f")),
-                 "cleared": labels.all_pairs_yes if entry.get("distinguishable_holm") else labels.all_pairs_no,
-                 "cleared_class": "fits" if entry.get("distinguishable_holm") else ""}
-                for _, entry in entries]
-        tables.append({"metric": door.data(str(metric)), "rows": rows,
-                       "family": door.data(str(family.get("family", len(rows)))),
+        by_pair = {(str(entry.get("row")), str(entry.get("baseline"))): entry for entry in pairs.values()
+                   if isinstance(entry, dict)}
+        order = [str(name) for name in block.get("rows", []) if isinstance(name, str)]
+        for row, baseline in by_pair:
+            for name in (baseline, row):
+                if name not in order:
+                    order.append(name)
+        for index, name in enumerate(order):
+            _table_word(name, f"all_pairs.{metric}.rows[{index}]")
+        matrix = []
+        for position, row in enumerate(order[1:], start=1):
+            cells = []
+            for column in order[:-1]:
+                entry = by_pair.get((row, column))
+                flipped = entry is None and (column, row) in by_pair
+                entry = entry if entry is not None else by_pair.get((column, row))
+                cells.append(_pair_cell(entry, flipped, door, labels) if entry is not None and
+                             order.index(column) < position else None)
+            matrix.append({"row": door.code(row), "cells": cells})
+        tables.append({"metric": door.data(str(metric)), "columns": [door.code(name) for name in order[:-1]],
+                       "rows": matrix, "family": door.data(str(family.get("family", len(by_pair)))),
                        "sample": sample_view(results, door, labels)})
     return tables or None
 
 
-def per_query_view(results: Results, door: Door, labels: Labels) -> dict | None:
-    """Every query of the sample with each measured row's nDCG@5 and Recall@5 (the change over the
-    baseline beside them) and the candidate diagnosis, the queries with the largest change first."""
+def per_query_view(results: Results, door: Door, labels: Labels, preferred: Iterable[str] = ()) -> dict:
+    """Every query of the results file with each measured row's value of up to three metrics (the
+    change over the baseline beside them) and the candidate diagnosis, the queries with the largest
+    change on any of them first. The metrics are those the output's table or charts show (`preferred`), in that
+    order, else the file's own: any metric the evaluation computed. A file that holds no per-query
+    values says so (`absent`), so the table never disappears without a word."""
     model = results.model
     query_ids = model.query_ids
     baseline = model.roles.baseline
     rows = [row for row in model.measured_rows if model.per_query(row)]
     values = {row: model.per_query(row) for row in rows}
+    sample = sample_view(results, door, labels)
     if not rows or not query_ids:
-        return None
-    metrics = [name for name in ("nDCG@5", "recall@5")
-               if all(isinstance(values[row].get(q, {}).get(name), (int, float)) for row in rows for q in query_ids)]
+        return {"absent": labels.per_query_absent_values, "sample": sample}
+    computed = [name for name in model.metric_names] or sorted(
+        {name for row in rows for entry in values[row].values() if isinstance(entry, dict) for name in entry})
+    ordered = [name for name in preferred if name in computed] + [name for name in computed if name not in preferred]
+    metrics = [name for name in ordered
+               if all(isinstance(values[row].get(q, {}).get(name), (int, float)) for row in rows for q in query_ids)][:3]
     if not metrics:
-        return None
+        return {"absent": labels.per_query_absent_values, "sample": sample}
     texts = model.query_texts
 
     def change(row: str, query: str, metric: str) -> float:
@@ -524,7 +588,8 @@ def per_query_view(results: Results, door: Door, labels: Labels) -> dict | None:
             return 0.0
         return float(values[row][query][metric]) - float(values[baseline][query][metric])
 
-    order = sorted(range(len(query_ids)), key=lambda i: (-max(abs(change(r, query_ids[i], metrics[0])) for r in rows), i))
+    order = sorted(range(len(query_ids)),
+                   key=lambda i: (-max(abs(change(r, query_ids[i], m)) for r in rows for m in metrics), i))
     view_rows = []
     for index in order:
         query = query_ids[index]
@@ -545,4 +610,4 @@ def per_query_view(results: Results, door: Door, labels: Labels) -> dict | None:
         view_rows.append({"id": door.data(query), "text": door.data(text if len(text) <= 160 else text[:157] + "..."),
                           "cells": cells, "diagnosis": door.data("; ".join(verdicts))})
     columns = [door.data(f"{row} {metric}") for metric in metrics for row in rows]
-    return {"columns": columns, "rows": view_rows, "sample": sample_view(results, door, labels)}
+    return {"columns": columns, "rows": view_rows, "sample": sample, "absent": None}

@@ -132,14 +132,15 @@ def test_the_scifact_readout_reads_verdict_first_on_every_screen(name, viewport,
             requests: list[str] = []
             page.on("request", lambda request: requests.append(request.url))
             page.goto(url, wait_until="load")
-            # The first paragraph after the title is the verdict.
+            # Under the title the trace line, then the first paragraph of prose is the verdict.
             first = page.evaluate("""() => {
                 const h1 = document.querySelector('h1');
                 const all = [...document.querySelectorAll('p')];
-                const after = all.find(p => h1.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING);
-                return after ? after.closest('section') && after.closest('section').id : null;
+                const after = all.filter(p => h1.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING);
+                const prose = after.find(p => p.classList.contains('prose'));
+                return [after[0].getAttribute('data-readout'), prose && prose.closest('section') && prose.closest('section').id];
             }""")
-            assert first == "section-verdict"
+            assert first == ["trace", "section-verdict"]
             assert page.locator("#section-verdict table.decisions").is_visible()
             assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
             assert page.evaluate(_OVERFLOWING, viewport["width"]) == []
@@ -193,7 +194,7 @@ def test_the_decisions_are_read_without_scrolling_and_the_page_opens_on_the_outc
             page.goto(url, wait_until="load")
             first = page.evaluate("""() => {
                 const h1 = document.querySelector('h1');
-                const p = [...document.querySelectorAll('p')].find(
+                const p = [...document.querySelectorAll('p.prose')].find(
                     p => h1.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING);
                 return p.innerText.split(/(?<=[.!?])\\s/)[0];
             }""")
@@ -201,11 +202,11 @@ def test_the_decisions_are_read_without_scrolling_and_the_page_opens_on_the_outc
             if viewport is PHONE:
                 cells = page.evaluate(_DECISION_CELLS)
                 labels = {label for label, *_ in cells}
-                assert {"Decision now", "Values read", "Trigger"} <= labels, labels
+                assert {"Decision now", "Trigger state", "Rule fixed", "Queries read", "Values read", "Trigger"} <= labels, labels
                 for label, left, right, width in cells:
                     assert left >= 0 and right <= viewport["width"] and width > 0, (label, left, right)
-                region = page.locator("div.scroll.cards")
-                assert region.evaluate("el => el.scrollWidth <= el.clientWidth"), "the decision cards scroll sideways"
+                for region in page.locator("div.scroll.cards").all():
+                    assert region.evaluate("el => el.scrollWidth <= el.clientWidth"), "the decision cards scroll sideways"
                 page.screenshot(path=str(SCREENSHOTS / "readout-phone-decisions.png"), full_page=False)
             page.close()
         finally:
@@ -240,18 +241,15 @@ def scifact_readout(tmp_path, capsys) -> Path:
 
 
 # Per row of a table: for each key column (1-based, in the markup's order) its text and where its
-# cell stands against its scroll box. Rows table: the row and the first metric; all pairs: the
-# pair (the row over what it is against), the change, p and p after Holm.
+# cell stands against its scroll box. Rows table: the row and the first metric; all pairs (one
+# matrix per metric): the row and its change against the first row, with p and p after Holm.
 _KEY_CELLS = """(table) => {
   const box = table.closest('.scroll').getBoundingClientRect();
-  const columns = table.classList.contains('all-pairs') ? [1, 3, 5, 6] : [1, 2];
   const cells = [];
   for (const row of table.querySelectorAll('thead tr, tbody tr')) {
-    for (const column of row.classList.contains('unmeasured') ? [1] : columns) {
+    for (const column of row.classList.contains('unmeasured') ? [1] : [1, 2]) {
       const cell = row.children[column - 1], at = cell.getBoundingClientRect();
-      const against = cell.querySelector('.narrow.against');
-      cells.push([column, cell.innerText.trim(), at.left - box.left, box.right - at.right, at.width,
-                  against ? against.getBoundingClientRect().width : null]);
+      cells.push([column, cell.innerText.trim(), at.left - box.left, box.right - at.right, at.width]);
     }
   }
   return cells;
@@ -291,7 +289,8 @@ def _shot(page, locator, name: str) -> None:
 @pytest.mark.browser
 def test_a_phone_reads_the_key_columns_and_is_told_when_a_table_scrolls(scifact_readout):
     """At 390 px the rows table shows each row's name and its first measure, and every all-pairs
-    table the pair, the change, p and p after Holm, inside the table's box with no scrolling;
+    matrix the row and its change against the first row, with p and p after Holm, inside the
+    table's box with no scrolling;
     every table wider than its box shows the scroll cue (and only those, and no more once scrolled
     to the end); the row's name stays while its row scrolls. A desktop keeps every column. The
     deltas chart's values stay clear of its zero line and no two tick labels touch, as drawn."""
@@ -305,10 +304,11 @@ def test_a_phone_reads_the_key_columns_and_is_told_when_a_table_scrolls(scifact_
             tables = page.locator("table.rows").all() + page.locator("table.all-pairs").all()
             assert len(tables) == 4, "the rows table and three all-pairs tables"
             for table in tables:
-                for column, text, left, right, width, against in table.evaluate(_KEY_CELLS):
+                for column, text, left, right, width in table.evaluate(_KEY_CELLS):
                     assert text and width > 0, (column, text)
                     assert left >= -0.5 and right >= -0.5, f"{text!r} (column {column}) needs a scroll on a phone"
-                    assert against is None or against > 0, f"the pair {text!r} shows what it is against"
+                    if "all-pairs" in table.get_attribute("class") and column == 2 and "\n" in text:
+                        assert "\np " in text and "\np after Holm " in text, text
             page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
             page.wait_for_timeout(50)
             cues = page.evaluate(_CUES)
@@ -355,8 +355,9 @@ def test_a_phone_reads_the_key_columns_and_is_told_when_a_table_scrolls(scifact_
                 if cue["table"] in ("rows", "all-pairs"):
                     assert not cue["overflows"], cue
             pairs = page.locator("table.all-pairs").first
-            assert pairs.locator("thead th").evaluate_all("cells => cells.filter(c => c.offsetWidth > 0).length") == 7
-            assert not pairs.locator(".narrow").first.is_visible(), "a desktop keeps the against and interval columns"
+            rows = len(pairs.locator("tbody tr").all())
+            assert pairs.locator("thead th").evaluate_all("cells => cells.filter(c => c.offsetWidth > 0).length") \
+                == rows + 1, "a matrix: each row against every row above it"
             page.close()
         finally:
             browser.close()

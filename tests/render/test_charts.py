@@ -125,9 +125,10 @@ def test_time_spanning_more_than_two_decades_uses_a_log_axis_with_labelled_ticks
     assert "axis_time<" in linear and "axis_time_log" not in linear
 
 
-def test_a_time_that_was_not_measured_is_a_label_not_a_bar():
+def test_a_time_that_was_not_measured_is_a_label_not_a_bar_and_rows_without_a_rerank_step_are_not_drawn():
     svg = _time_svg({"measured": False, "cost": "not measured"})
-    assert 'class="time"' not in svg and "not_measured" in svg and "no_rerank_step" in svg
+    assert 'class="time"' not in svg and "not_measured" in svg
+    assert "no_rerank_step" not in svg and "\ue000dense\ue001" not in svg and "\ue000hybrid+rerank\ue001" in svg
 
 
 def test_every_chart_has_a_title_a_description_and_text_that_does_not_scale():

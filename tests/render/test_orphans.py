@@ -51,7 +51,7 @@ def test_markdown_syntax_and_comments_pass_but_words_do_not():
 @pytest.mark.parametrize("template, addition, where", [
     ("readout.html.j2", "<p>Reranking is always worth its cost.</p>\n</main>", "</main>"),
     ("readout.html.j2", "<td>0.75</td></tr>\n</tbody>", "</tbody>"),
-    ("report.md.j2", "{% endif %}\nReranking is always worth its cost.\n\n<!--", "{% endif %}\n\n<!--"),
+    ("report.md.j2", "\nReranking is always worth its cost.\n\n<!-- {{ stamp_name", "\n<!-- {{ stamp_name"),
 ])
 def test_literal_text_added_to_a_template_fails_the_render(tmp_path, monkeypatch, capsys, template, addition, where, make_project):
     root = make_project(tmp_path / "p", own_templates=True)

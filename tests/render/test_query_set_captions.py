@@ -64,8 +64,13 @@ def test_a_table_drawn_from_the_every_query_file_shows_its_count_and_its_figures
     assert "**The rows with their measures and changes** (every test query, 300 queries)" in aar
     hybrid = everything.row("hybrid")
     assert re.search(rf"\| hybrid \| {hybrid['recall@5']:.3f} \| {hybrid['nDCG@5']:.3f} \|", aar)
+    # The decisions read the release sample: its table stands first, under its label, the
+    # every-query file's beside it (tests/render/test_tables_follow_decisions.py).
     sample_hybrid = read_results(root / "outputs" / "results.json").model.row("hybrid")
-    assert f"| hybrid | {sample_hybrid['recall@5']:.3f} | {sample_hybrid['nDCG@5']:.3f} |" not in aar
+    happened = aar.split("## What happened", 1)[1]
+    sample_row = f"| hybrid | {sample_hybrid['recall@5']:.3f} | {sample_hybrid['nDCG@5']:.3f} |"
+    assert happened.index("### release sample, 20 queries") < happened.index(sample_row) \
+        < happened.index("### every test query, 300 queries")
     html = rendered["readout.html"]
     assert '<span class="sample" data-readout="sample">(every test query, 300 queries)</span></caption>' in html
     assert '<p class="chart-title" aria-hidden="true">' in html and \

@@ -127,7 +127,8 @@ def test_claims_show_their_sources(project, capsys):
     assert (f'<span class="say">from <code>results.json</code>: hybrid nDCG@5 on 20 queries = {hybrid:.4g} shown as '
             f'{hybrid:.3f}</span><span class="raw">path <code>table[search=hybrid].nDCG@5</code></span>') in note
     teachback = outputs(project)["TEACHBACK.md"]
-    assert ("The cross-encoder reorders the *same* candidates; nothing enters or leaves.[^1]\n\n"
+    # The author's words are a quote of their own, marked (generator/render/shell.py).
+    assert ("> **Author's words** The cross-encoder reorders the *same* candidates; nothing enters or leaves.[^1]\n\n"
             "[^1]: from the design `decisions.md` line 9 § Reranking: “The cross-encoder reorders the same 50 "
             "candidates; nothing enters or leaves.”\n") in teachback
 
