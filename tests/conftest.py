@@ -283,7 +283,7 @@ CLAIMS = """\
     kind: performance
     text: "Reranking adds 12 ms per query."
     status: struck
-    strike_reason: "typed by hand, and the rerank row was not measured"
+    strike_reason: "the rerank row was not measured"
     strike_display: strike
   - id: omitted-guess
     output: readout
@@ -449,7 +449,7 @@ FUSION = design("Hybrid uses RRF with constant 60 over both top-50 lists.")
 HYBRID = "table[search=hybrid].nDCG@5"
 DENSE = "table[search=dense].nDCG@5"
 SPARSE = "table[search=sparse].nDCG@5"
-HYBRID_VS_DENSE = "Hybrid reaches nDCG@5 {h:.3f} against dense {d:.3f}."
+HYBRID_VS_DENSE = "Hybrid reaches nDCG@5 {h:.3f} and dense {d:.3f}."
 
 
 def run_cli(root: Path, monkeypatch, capsys, *args: str) -> Outcome:

@@ -262,7 +262,7 @@ def test_a_design_document_holding_a_hidden_character_is_named_as_the_cause(tmp_
     from tests.conftest import _make_project, claim, design
 
     quote = "Hybrid uses RRF with constant 60 over both top-50 lists."
-    root = _make_project(tmp_path / "p", extra_claims=claim("quoted", "Hybrid fuses both lists with RRF constant 60.",
+    root = _make_project(tmp_path / "p", extra_claims=claim("quoted", 'The decision records say: "Hybrid uses RRF with constant 60 over both top-50 lists."',
                                                             design(quote)))
     path = root / "design" / "decisions.md"
     text = path.read_text(encoding="utf-8")

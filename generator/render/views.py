@@ -416,9 +416,14 @@ def order_view(report: CheckReport, door: Door, labels: Labels) -> list[tuple[An
 
 
 def _cites_post_hoc(result: ClaimResult, report: CheckReport) -> bool:
+    """A verdict of a decision whose rule was set or moved after the results: one that cites the
+    decision, or the decision's own frame."""
     decisions = {row.trigger.decision: row for row in report.decisions}
-    return any(source.trigger in decisions and decisions[source.trigger].post_hoc
-               for source in result.claim.decision_sources)
+    cited = [source.trigger for source in result.claim.decision_sources]
+    frame = result.claim.frame
+    if frame is not None and frame.kind == "decision":
+        cited.append(frame.row)
+    return any(decision in decisions and decisions[decision].post_hoc for decision in cited)
 
 
 def _status_label(status: str, labels: Labels, door: Door, where: str) -> Any:

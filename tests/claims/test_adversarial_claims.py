@@ -192,9 +192,9 @@ QUOTES = [
     pytest.param("Hybrid fuses both lists.", "the", "quote is part of a unit", id="quote-the"),
     pytest.param("Hybrid fuses both lists.", ".", "quote is part of a unit", id="quote-full-stop"),
     pytest.param("Reranking is worth its time on this corpus.", "worth its time on this corpus",
-                 'the whole unit (line 13): "Reranking is not worth its time on this corpus."', id="sub-span-drops-not"),
+                 'the whole unit (line 17): "Reranking is not worth its time on this corpus."', id="sub-span-drops-not"),
     pytest.param("Reranking helps.", "Reranking helps",
-                 'the whole unit (line 13): "Reranking helps only when the candidates hold the answer."',
+                 'the whole unit (line 17): "Reranking helps only when the candidates hold the answer."',
                  id="sub-span-drops-only-when"),
     pytest.param("Hybrid uses RRF.", "Fusion Hybrid uses RRF with constant 60 over both top-50 lists.",
                  "quote not found in design/decisions.md", id="span-straddles-heading-before"),
@@ -402,7 +402,7 @@ UNSUPPORTED_COMPARISONS = [
     pytest.param("Hybrid reaches nDCG@5 {h:.3f} and dense {d:.3f}.", measured({"h": HYBRID, "d": DENSE}), "factual",
                  "the claim needs a predicate because it shows {d}, {h} side by side",
                  id="side-by-side-factual-no-predicate"),
-    pytest.param("Hybrid reaches nDCG@5 {h:.3f} against dense {d:.3f}.",
+    pytest.param("Hybrid reaches nDCG@5 {h:.3f} and dense {d:.3f}.",
                  measured({"h": HYBRID, "d": DENSE}, "h > 0"), "evaluative",
                  "the claim shows {d} beside numbers of the same measure, but no predicate compares them",
                  id="predicate-leaves-shown-value-out"),
@@ -524,12 +524,12 @@ def test_values_attributed_to_the_wrong_thing_are_refused(tmp_path, make_project
 
 def test_attribution_controls_trace(tmp_path, make_project, monkeypatch, capsys):
     """The refusals above are specific: the same values, correctly labelled, trace."""
-    extra = (claim("interval-300", "On {q} queries, hybrid changes nDCG@5 over dense by between {lo:+.3f} and "
-                   "{hi:+.3f}.", measured({**INTERVAL, "q": "queries"}, "lo < hi", file="results-300.json"),
+    extra = (claim("interval-300", "On {q} queries, the interval of hybrid's nDCG@5 change from dense runs from "
+                   "{lo:+.3f} to {hi:+.3f}.", measured({**INTERVAL, "q": "queries"}, "lo < hi", file="results-300.json"),
                    kind="performance")
              + claim("q01-value", "On q01, hybrid reaches nDCG@5 {v:.3f}.",
                      measured({"v": "per_query.hybrid.q01.nDCG@5"}), kind="performance")
-             + claim("hybrid-lift", "Hybrid changes nDCG@5 by {lift:+.3f} over dense.",
+             + claim("hybrid-lift", "Hybrid's nDCG@5 minus dense's is {lift:+.3f}.",
                      measured({"lift": "table[search=hybrid].delta_nDCG@5_vs_dense"}, "lift > 0"),
                      kind="performance"))
     root = make_project(tmp_path / "p", extra_claims=extra)
@@ -593,7 +593,8 @@ def _grow_history(root: Path, monkeypatch, capsys) -> list[str]:
     """Two more ledger versions checked: a three-line history."""
     for number in range(2):
         (root / "claims" / "ledger.yaml").write_text(ledger_text(claim(
-            f"more-{number}", "Hybrid uses RRF with constant 60 over both top-50 lists.", FUSION)), encoding="utf-8")
+            f"more-{number}", 'The decision records say: "Hybrid uses RRF with constant 60 over both top-50 lists."',
+            FUSION)), encoding="utf-8")
         assert run_cli(root, monkeypatch, capsys, "check").code == 0
     lines = (root / HISTORY).read_text(encoding="utf-8").splitlines()
     assert len(lines) == 3

@@ -74,8 +74,9 @@ def test_repeats_are_found_within_an_output_only():
 
 
 def test_padding_with_copies_of_a_traced_claim_does_not_lower_the_score(make_project, tmp_path, capsys):
-    text = "Hybrid fuses both lists with RRF constant 60."
-    spellings = [text, text, text.upper(), "With RRF constant 60, hybrid fuses both lists.", f"*{text}*"]
+    text = 'The decision records say: "Hybrid uses RRF with constant 60 over both top-50 lists."'
+    spellings = [text, text, text.upper(),
+                 '"Hybrid uses RRF with constant 60 over both top-50 lists," the decision records say.', f"*{text}*"]
     padding = "".join(claim(f"pad-{number}", spelling, FUSION) for number, spelling in enumerate(spellings))
     padding += claim("guess", "Nothing supports this.", output="aar", section="why")
     root = make_project(tmp_path / "p", extra_claims=padding)

@@ -460,7 +460,7 @@ def test_results_file_outside_outputs_exits_2(project, capsys):
 def test_section_not_declared_in_readout_yaml_exits_2(project, capsys):
     (project / "readout.yaml").write_text("title: Fixture\nkind: beir\noutputs:\n  readout:\n    sections:\n"
                                           "      - {id: results, title: Results}\n  aar:\n    sections: [{id: happened, title: Happened}]\n")
-    write_ledger(project, claim("misplaced", "Hybrid fuses both lists with RRF constant 60.",
+    write_ledger(project, claim("misplaced", 'The decision records say: "Hybrid uses RRF with constant 60 over both top-50 lists."',
                                 design("RRF with constant 60"), section="verdict"))
     code, _, err = run(capsys)
     line = ledger_line(project, "misplaced")

@@ -61,8 +61,8 @@ def test_malformed_yaml_names_line():
 
 def test_unknown_field_refused():
     assert error_of(CLAIM.replace("    kind: factual\n", "    kind: factual\n    colour: red\n")) == (
-        "claims/ledger.yaml:7: colour: unknown field in a claim; allowed: id, output, section, kind, text, status, "
-        "strike_reason, strike_display, sources, asserts")
+        "claims/ledger.yaml:7: colour: unknown field in a claim; allowed: id, output, section, kind, text, frame, "
+        "language, status, strike_reason, strike_display, sources")
 
 
 def test_bad_kind_refused():

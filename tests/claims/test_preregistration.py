@@ -24,7 +24,7 @@ from tests.conftest import (BUDGET_REQUIREMENTS, DECISIONS, FIRST_DRAFT, FIXTURE
                             d5_record, git_commit, ledger_text, refreeze, run_git, write_project_files)
 
 FAST = {q: 40.0 for q in FIXTURE_QUERIES}
-FUSION_CLAIM = claim("rrf-constant", "Hybrid fuses both lists with RRF constant 60.", FUSION)
+FUSION_CLAIM = claim("rrf-constant", 'The decision records say: "Hybrid uses RRF with constant 60 over both top-50 lists."', FUSION)
 VERDICT = claim("computed-verdict", "Ship the reranker.", "- decision: {trigger: D5, state: fires}",
                 kind="recommendation", section="verdict")
 FROZEN_AT = datetime(2026, 11, 30, 6, 0, tzinfo=timezone.utc)

@@ -33,7 +33,7 @@ def _check(tmp_path, make_project, monkeypatch, capsys, text, sources):
 SAMPLE_VALUE = {"h": "table[search=hybrid].nDCG@5"}
 
 REFUSED = [
-    pytest.param("On all {n} test queries, hybrid reaches nDCG@5 {h:.3f}.",
+    pytest.param("On {n} test queries, hybrid reaches nDCG@5 {h:.3f}.",
                  measured(SAMPLE_VALUE) + measured({"n": "queries"}, file=ALL), REASON,
                  id="the-issues-sentence"),
     pytest.param("Hybrid reaches nDCG@5 {h:.3f} over {n} queries.",
@@ -63,9 +63,9 @@ def test_a_value_read_with_another_query_sets_count_is_refused(tmp_path, make_pr
 
 
 CONTROLS = [
-    pytest.param("On all {n} test queries, hybrid reaches nDCG@5 {h:.3f}.",
+    pytest.param("On {n} test queries, hybrid reaches nDCG@5 {h:.3f}.",
                  measured({"h": "table[search=hybrid].nDCG@5", "n": "queries"}, file=ALL), id="one-file"),
-    pytest.param("On the {n} sample queries hybrid reaches nDCG@5 {h:.3f}; on all {m} it reaches {a:.3f}.",
+    pytest.param("On the {n} sample queries hybrid reaches nDCG@5 {h:.3f}; on {m} queries it reaches {a:.3f}.",
                  measured({"h": "table[search=hybrid].nDCG@5", "n": "queries"}, "h > 0")
                  + measured({"a": "table[search=hybrid].nDCG@5", "m": "queries"}, "a > 0", file=ALL),
                  id="each-value-after-its-own-count"),

@@ -12,7 +12,7 @@ from tests.conftest import claim, measured
 LIFT = "comparisons.hybrid_vs_dense.metrics.nDCG@5"
 CASES = [
     # (why, text, values, predicate, traces)
-    ("a change named with its baseline", "Hybrid changes nDCG@5 over dense by {d:+.3f}.",
+    ("a change named with its baseline", "Hybrid's nDCG@5 minus dense's is {d:+.3f}.",
      {"d": "table[search=hybrid].delta_nDCG@5_vs_dense"}, "d > 0", True),
     ("the baseline swapped", "Dense lifts nDCG@5 over hybrid by {d:+.3f}.",
      {"d": "table[search=hybrid].delta_nDCG@5_vs_dense"}, None, False),
@@ -20,13 +20,13 @@ CASES = [
      {"d": "table[search=hybrid].delta_nDCG@5_vs_dense"}, None, False),
     ("the baseline swapped, a third spelling", "Dense's nDCG@5 is {d:+.3f} relative to the hybrid.",
      {"d": "table[search=hybrid].delta_nDCG@5_vs_dense"}, None, False),
-    ("an interval end said as an interval", "Hybrid's nDCG@5 change over dense has the interval {lo:+.3f} to {hi:+.3f}.",
+    ("an interval end said as an interval", "The interval of hybrid's nDCG@5 change from dense is {lo:+.3f} to {hi:+.3f}.",
      {"lo": f"{LIFT}.ci95_low", "hi": f"{LIFT}.ci95_high"}, None, True),
     ("an interval's upper end given as the effect", "Hybrid lifts nDCG@5 over dense by {hi:+.3f}.",
      {"hi": f"{LIFT}.ci95_high"}, None, False),
     ("an interval's end given as the effect, another spelling", "Over dense, hybrid gains up to {hi:+.3f} nDCG@5.",
      {"hi": f"{LIFT}.ci95_high"}, None, False),
-    ("a ceiling said as a ceiling", "Reordering hybrid's candidates could reach nDCG@5 {c:.3f} at most.",
+    ("a ceiling said as a ceiling", "The ceiling of hybrid's candidates in nDCG@5 is {c:.3f}.",
      {"c": "ceiling.rows.hybrid.nDCG@5.ceiling"}, "c > 0", True),
     ("the ceiling given as achieved quality", "Hybrid reaches nDCG@5 {c:.3f}.",
      {"c": "ceiling.rows.hybrid.nDCG@5.ceiling"}, None, False),
@@ -40,11 +40,11 @@ CASES = [
      {"h": "table[search=hybrid].nDCG@5"}, None, False),
     ("a mean given as a share of topics", "Hybrid's nDCG@5 covers {h:.0%} of the topics.",
      {"h": "table[search=hybrid].nDCG@5"}, None, False),
-    ("a predicate that compares its values", "Hybrid reaches nDCG@5 {h:.3f} against dense {d:.3f}.",
+    ("a predicate that compares its values", "Hybrid reaches nDCG@5 {h:.3f} and dense {d:.3f}.",
      {"h": "table[search=hybrid].nDCG@5", "d": "table[search=dense].nDCG@5"}, "h > d", True),
-    ("a predicate that names both values and compares neither", "Hybrid reaches nDCG@5 {h:.3f} against dense {d:.3f}.",
+    ("a predicate that names both values and compares neither", "Hybrid reaches nDCG@5 {h:.3f} and dense {d:.3f}.",
      {"h": "table[search=hybrid].nDCG@5", "d": "table[search=dense].nDCG@5"}, "h > -1 and d > -1", False),
-    ("the same, another spelling", "Hybrid reaches nDCG@5 {h:.3f} against dense {d:.3f}.",
+    ("the same, another spelling", "Hybrid reaches nDCG@5 {h:.3f} and dense {d:.3f}.",
      {"h": "table[search=hybrid].nDCG@5", "d": "table[search=dense].nDCG@5"}, "h >= 0.01 or d >= 0.01", False),
 ]
 

@@ -49,7 +49,7 @@ def test_a_verdict_without_its_decision_is_untraceable(make_project, tmp_path, t
 
 
 # Sentences that name the reranker or the release without deciding anything.
-NOT_VERDICTS = ["Hybrid fuses both lists with RRF constant 60.", "The release sample is twenty queries.",
+NOT_VERDICTS = ['The decision records say: "Hybrid uses RRF with constant 60 over both top-50 lists."', "The release sample is twenty queries.",
                 "The cross-encoder reorders the same candidates.", "Hybrid uses RRF over both lists.",
                 "A reranker scores each query-document pair."]
 
@@ -130,9 +130,9 @@ def test_the_fixture_queries_are_twenty():
 
 
 def test_an_identifier_that_names_nothing_is_a_number_typed_by_hand(make_project, tmp_path):
-    extra = (claim("T-03", "Hybrid fuses both lists with RRF constant 60.", FUSION)
-             + claim("named", "Claim T-03 says hybrid fuses both lists with RRF constant 60.", FUSION)
-             + claim("invented", "Query P-629 is where hybrid fuses both lists with RRF constant 60.", FUSION))
+    extra = (claim("T-03", 'The decision records say: "Hybrid uses RRF with constant 60 over both top-50 lists."', FUSION)
+             + claim("named", 'Claim T-03 says: "Hybrid uses RRF with constant 60 over both top-50 lists."', FUSION)
+             + claim("invented", 'Query P-629 says: "Hybrid uses RRF with constant 60 over both top-50 lists."', FUSION))
     report = check_project(load_project(make_project(tmp_path / "p", extra_claims=extra)))
     assert report.result("named").traceable
     assert "number 'P-629' is typed by hand" in "; ".join(report.result("invented").reasons)

@@ -46,9 +46,9 @@ HYBRID = {"h": "table[search=hybrid].nDCG@5"}
 
 
 @pytest.mark.parametrize("spelling", [
-    "Hybrid reached nDCG@5 {other:.3f}.",                      # a placeholder renamed
-    "H\u0443brid reached nDCG@5 {h:.3f}.",                      # a Cyrillic y
-    "\uff28ybrid reached nDCG@5 {h:.3f}.",                      # a fullwidth H
+    "Hybrid's nDCG@5 is {other:.3f}.",                         # a placeholder renamed
+    "H\u0443brid's nDCG@5 is {h:.3f}.",                         # a Cyrillic y
+    "\uff28ybrid's nDCG@5 is {h:.3f}.",                         # a fullwidth H
 ])
 def test_a_sentence_said_twice_counts_once(make_project, tmp_path, spelling):
     values = {"other": HYBRID["h"]} if "{other" in spelling else HYBRID

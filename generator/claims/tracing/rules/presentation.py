@@ -12,8 +12,11 @@ import re
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import ClaimView
 
-# Kinds of the results schema a placed sign or percent sign speaks of.
+# Kinds of the results schema a placed sign or percent sign speaks of; of the changes, only a
+# difference (row minus baseline) and its interval carry a sign, never a magnitude such as the
+# smallest detectable effect.
 SIGNED_KINDS = ("change", "interval end")
+UNSIGNED_CHANGES = ("minimum_detectable_effect",)
 NOT_PERCENT_KINDS = ("change", "interval end", "mean", "bound", "time", "count", "query count", "p-value", "power")
 _TYPED_SIGN = re.compile(r"(?:[+\-\u2212\u00b1\u2213]|\b(?:minus|plus|negative|positive))\s*\Z", re.IGNORECASE)
 _TIME_UNITS = re.compile(r"\A\s*(ns|nanoseconds?|µs|μs|us|microseconds?|ms|milliseconds?|s|secs?|seconds?|mins?|"
@@ -41,7 +44,8 @@ def figure_sign(view: ClaimView) -> list[str]:
         if _TYPED_SIGN.search(before):
             found.append(f"a sign is typed before {{{name}}}: the sign is part of the placed value (use a signed "
                          f"format, {{{name}:+.3f}})")
-        elif location is not None and location.kind in SIGNED_KINDS and "+" not in spec and name in view.formatted:
+        elif location is not None and location.kind in SIGNED_KINDS and location.name not in UNSIGNED_CHANGES \
+                and "+" not in spec and name in view.formatted:
             found.append(f"{{{name}}} is a {location.kind} ({location.name}), placed without its sign: use a signed "
                          f"format ({{{name}:+.3f}}), or a comparison frame")
     return found

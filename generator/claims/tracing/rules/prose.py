@@ -96,6 +96,8 @@ def _schema_words(view: ClaimView) -> str:
         if location is None:
             continue
         meanings.append(location.block.meaning)
+        # what kind of figure it is names it too ("the change", "the interval end", "the mean")
+        meanings.append(location.kind or "")
         if location.field is not None:
             meanings.append(getattr(location.field, "meaning", "") or "")
     return " ".join(meanings)
