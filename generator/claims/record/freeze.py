@@ -42,6 +42,7 @@ from generator.claims.record.triggers import DesignRules, budget_read_by, effect
 from generator.errors import InputError
 from generator.fileio import (atomic_write_json, display_path, reading, remove_stale_temporaries, sha256_file,
                               utf8_text)
+from generator.locks import records_lock
 from generator.project import Project
 from generator.results import read_results, strict_json
 
@@ -284,8 +285,16 @@ def freeze_project(project: Project, *, reason: str | None = None, post_hoc: Seq
     """Append a freeze entry for the design as it is now (nothing when it is unchanged).
 
     Once results exist, a change is an amendment: it needs a `reason`, and every decision whose
-    rule it sets or moves must be named in `post_hoc`, or nothing is written.
+    rule it sets or moves must be named in `post_hoc`, or nothing is written. The log is read and
+    written under the project's records lock: a concurrent freeze chains to the entry this one
+    wrote (or finds the design already frozen), and no entry either reports is lost.
     """
+    with records_lock(project.freeze_path.parent):
+        return _append_freeze(project, reason, post_hoc, now)
+
+
+def _append_freeze(project: Project, reason: str | None, post_hoc: Sequence[str], now: datetime | None
+                   ) -> FreezeOutcome:
     # A killed freeze's temporary sits in claims/, where git would list it: gone even when nothing changed.
     remove_stale_temporaries([project.freeze_path.parent])
     texts = current_texts(project)

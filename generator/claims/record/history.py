@@ -29,6 +29,7 @@ from generator.memo import default_memo
 from generator.claims.language.repeats import find_repeats
 from generator.errors import InputError
 from generator.fileio import atomic_write_bytes, atomic_write_text, display_path, reading, sha256_bytes, utf8_text
+from generator.locks import records_lock
 from generator.project import FIRST_DRAFT_NAME, Project
 from generator.results import strict_json
 from generator.safe_yaml import Node, parse_yaml
@@ -177,14 +178,30 @@ def history_entry(history: History, moment: datetime, ledger_sha256: str, untrac
             "previous_sha256": line_sha256(history.lines[-1]) if history.lines else GENESIS}
 
 
-def append_history(project: Project, entry: dict[str, Any]) -> None:
-    """Append one line; the first line also preserves the ledger it scored as the first draft."""
+def append_history(project: Project, entry: dict[str, Any], history: History | None = None) -> bool:
+    """Append `entry` unless the history already scores its ledger; the first line also preserves
+    the ledger it scored as the first draft. Read and written under the project's records lock, so
+    a check run at the same time as this one never loses a line: the entry is chained to the last
+    line as it is now (what another check appended since `history` was read included). `history`,
+    when given, is brought up to the file as written. Whether the entry was appended."""
     path = project.history_path
-    existing = path.read_bytes() if path.exists() else b""
-    if not existing.strip():
-        draft = project.ledger_path.read_bytes()
-        atomic_write_bytes(project.claims_dir / FIRST_DRAFT_NAME, draft)
-    if existing and not existing.endswith(b"\n"):
-        existing += b"\n"
-    line = json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n"
-    atomic_write_text(path, existing.decode("utf-8") + line)
+    with records_lock(project.claims_dir):
+        existing = path.read_bytes() if path.exists() else b""
+        lines = [line for line in existing.decode("utf-8").splitlines() if line.strip()]
+        entries = [strict_json(line) for line in lines]
+        appended = not any(isinstance(kept, dict) and kept.get("ledger_sha256") == entry["ledger_sha256"]
+                           for kept in entries)
+        if appended:
+            if not lines:
+                draft = project.ledger_path.read_bytes()
+                atomic_write_bytes(project.claims_dir / FIRST_DRAFT_NAME, draft)
+            entry["previous_sha256"] = line_sha256(lines[-1]) if lines else GENESIS
+            line = json.dumps(entry, sort_keys=True, ensure_ascii=False)
+            if existing and not existing.endswith(b"\n"):
+                existing += b"\n"
+            atomic_write_text(path, existing.decode("utf-8") + line + "\n")
+            lines.append(line)
+            entries.append(entry)
+    if history is not None:
+        history.lines, history.entries = lines, entries
+    return appended

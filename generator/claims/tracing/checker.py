@@ -131,9 +131,7 @@ def _check_project(project: Project, record_history: bool, now: datetime | None)
             entry["ledger_sha256"] == ledger.sha256 for entry in history.entries):
         entry = history_entry(history, now or datetime.now(timezone.utc), ledger.sha256, untraceable, struck,
                               len(counted))
-        append_history(project, entry)
-        history.entries.append(entry)
-        recorded = True
+        recorded = append_history(project, entry, history)
     anchoring = project_anchoring(project, log, history.entries[0]["ledger_sha256"] if history.entries else None)
     problems.extend(anchoring.problems)
     for row in decisions:
