@@ -18,14 +18,22 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from generator.errors import InputError
+from generator.errors import InputError, clip
 
 HASH_CHUNK_BYTES = 1 << 20
 
 
 def sha256_file(path: str | os.PathLike) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    """The sha256 of a regular file's bytes, read a chunk at a time; a FIFO or a device (which would
+    block or never end) is an OSError naming it, before anything is read."""
+    # Opened without waiting (a FIFO has no writer) and judged by what was opened, not by the name.
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"{_not_regular(mode)}, so it cannot be hashed", str(path))
+        os.set_blocking(descriptor, True)
+        digest = hashlib.sha256()
         for chunk in iter(lambda: handle.read(HASH_CHUNK_BYTES), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -321,9 +329,127 @@ def write_set(files: Sequence[tuple[Path, bytes]]) -> list[Path]:
     return targets
 
 
-def utf8_text(path: Path, shown: str) -> str:
-    """A file's text, or one input error naming the line of its first byte that is not UTF-8."""
-    data = path.read_bytes()
+# --- reading an input: one bounded reader ---------------------------------------------------------
+
+_MiB = 1024 * 1024
+# The most each kind of input may hold: far above any file the tool writes or a team writes by hand,
+# far below what would take a runner's memory. A file beyond its bound is refused once bound + 1
+# bytes have been read, never by its recorded size (a device says 0).
+INPUT_BOUNDS: dict[str, int] = {
+    "readout.yaml": 1 * _MiB,
+    "ledger": 32 * _MiB,            # generator.safe_yaml.MAX_BYTES: the largest file the checker reads
+    "draft": 32 * _MiB,             # the Markdown `import-draft` splits
+    # Twice generator.claims.record.design.MAX_DOCUMENT_BYTES (1 MB): an over-long document read
+    # within the bound is still refused with its size.
+    "design document": 2 * _MiB,
+    "design freeze log": 64 * _MiB,  # every frozen text and diff, for years of amendments
+    "trace history": 16 * _MiB,     # one ~300-byte line per ledger version: some 50,000 versions
+    "results file": 256 * _MiB,     # generator.results.MAX_RESULTS_BYTES
+    "run file": 1024 * _MiB,        # a TREC run: 7,000 queries x 1,000 documents is ~350 MB
+    "judgements": 256 * _MiB,       # a qrels copy beside the runs
+    "label registry": 1 * _MiB,
+}
+_KINDS_OF_FILE = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                  (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                  (stat.S_ISSOCK, "a socket"))
+
+
+def _not_regular(mode: int) -> str | None:
+    for test, what in _KINDS_OF_FILE:
+        if test(mode):
+            return f"is {what}, not a regular file"
+    return None if stat.S_ISREG(mode) else "is not a regular file"
+
+
+def project_of(path: str | os.PathLike) -> Path | None:
+    """The readout project `path` lies in as written (the nearest directory above it holding
+    readout.yaml), or None."""
+    for directory in Path(os.path.abspath(path)).parents:
+        # lexists: a readout.yaml that is itself a link out still marks its project
+        if os.path.lexists(os.path.join(directory, PROJECT_MARKER)):
+            return directory
+    return None
+
+
+def link_out_of_project(path: str | os.PathLike) -> Path | None:
+    """Where `path` really leads when it lies in a project and a symbolic link (of it or of a
+    directory below the project) takes it outside that project; None otherwise. Git commits links,
+    so a pull request can make any project file a link to /dev/zero or to a file of the runner's."""
+    project = project_of(path)
+    if project is None:
+        return None
+    target = Path(os.path.realpath(path))
+    try:
+        target.relative_to(os.path.realpath(project))
+    except ValueError:
+        return target
+    return None
+
+
+def input_problem(path: str | os.PathLike) -> str | None:
+    """Why `path` may not be read as an input, decided before anything opens it: a symbolic link
+    leading out of its project, or anything but a regular file (a FIFO would block a reader for
+    ever, a device never ends). None for a file that does not exist: the reader says that."""
+    outside = link_out_of_project(path)
+    if outside is not None and os.path.lexists(path):
+        return (f"is a symbolic link leading out of the project (to {clip(str(outside), 120)}); an input is read only "
+                "inside its project: replace the link with the file")
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        return f"cannot be read ({error.strerror or type(error).__name__})"
+    return _not_regular(mode)
+
+
+def read_input(path: str | os.PathLike, kind: str, shown: str | None = None) -> bytes:
+    """The bytes of one input file, through the one bounded reader every input reader uses.
+
+    Refused before anything is read (an InputError naming the file): a symbolic link leading out of
+    the project, a FIFO, a device, a socket or a directory (`input_problem`), checked again on the
+    opened descriptor so the file cannot be swapped in between; refused once more than
+    INPUT_BOUNDS[kind] bytes have been read. A missing file is FileNotFoundError, for the caller to
+    say what is missing and how to make it; any other failure to open is an InputError."""
+    shown = shown if shown is not None else display_path(path)
+    limit = INPUT_BOUNDS[kind]
+    problem = input_problem(path)
+    if problem is not None:
+        raise InputError(problem, path=shown)
+    try:
+        before = os.stat(path)
+        # O_NONBLOCK: a FIFO put in place since the check opens without waiting for a writer.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise InputError(f"cannot be read ({error.strerror or type(error).__name__})", path=shown) from None
+    with os.fdopen(descriptor, "rb") as handle:
+        opened = os.fstat(handle.fileno())
+        if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino) or _not_regular(opened.st_mode):
+            raise InputError(_not_regular(opened.st_mode) or "was replaced while it was being opened", path=shown)
+        os.set_blocking(handle.fileno(), True)
+        chunks, held = [], 0
+        while held <= limit:
+            chunk = handle.read(min(HASH_CHUNK_BYTES, limit + 1 - held))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            held += len(chunk)
+    if held > limit:
+        raise InputError(f"larger than {_size(limit)}, the most a {kind} may hold: not a {kind} readout wrote or "
+                         "a person would write", path=shown)
+    return b"".join(chunks)
+
+
+def _size(limit: int) -> str:
+    return f"{limit // _MiB:,} MiB" if limit >= _MiB else f"{limit:,} bytes"
+
+
+def utf8_text(path: Path, shown: str, kind: str) -> str:
+    """A file's text, read by `read_input` as an input of `kind`, or one input error naming the
+    line of its first byte that is not UTF-8."""
+    data = read_input(path, kind, shown)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -342,12 +468,7 @@ def regular_file_problem(path: str | os.PathLike) -> str | None:
         return "not readable (permission denied)"
     except OSError as error:
         return f"cannot be read ({error.strerror or type(error).__name__})"
-    for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return f"is {what}, not a regular file"
-    return None if stat.S_ISREG(mode) else "is not a regular file"
+    return _not_regular(mode)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:

@@ -32,6 +32,7 @@ so a render that shows the change starts without them once it has been drawn.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,7 +152,7 @@ def _read_block(content: str, line: int, shown: str) -> RegressionBlock:
         if not isinstance(value, list) or not value or not all(isinstance(item, str) and item.strip()
                                                                for item in value):
             raise InputError(f"a non-empty list of {what}", path=shown, line=line_of(key), field=key)
-        repeated = sorted({item for item in value if value.count(item) > 1})
+        repeated = sorted(item for item, times in Counter(value).items() if times > 1)   # linear in the names
         if repeated:
             raise InputError(f"{clip(repeated[0], 40)!r} is listed twice", path=shown, line=line_of(key), field=key)
         names[key] = tuple(item.strip() for item in value)

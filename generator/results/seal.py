@@ -23,7 +23,7 @@ from typing import Any
 
 from generator.core.options import RESULTS_NAME  # noqa: F401 (the results file's name, read from here)
 from generator.errors import InputError, ReadoutError
-from generator.fileio import display_path, sha256_bytes
+from generator.fileio import INPUT_BOUNDS, display_path, read_input, sha256_bytes
 from generator.memo import default_memo
 from generator.results.model import ResultsModel
 from generator.results.paths import clip
@@ -31,7 +31,7 @@ from generator.results.upgrade import upgrade
 
 SEAL_KEY = "seal"
 # Bounds on what a results file may be; beyond them it is an input error, never a crash.
-MAX_RESULTS_BYTES = 256 * 1024 * 1024
+MAX_RESULTS_BYTES = INPUT_BOUNDS["results file"]
 # A results file the tools write is at most 7 levels deep and its numbers are a float's repr;
 # far beyond either, the file was not written by them (and a 5,000-digit integer or a nesting of
 # thousands of levels would otherwise cost a crash or a slow conversion).
@@ -231,13 +231,9 @@ def read_results(path: Path, name: str | None = None, *,
     """Read and parse one results file; every problem is an InputError naming the file."""
     shown = display_path(path)
     try:
-        if Path(path).stat().st_size > MAX_RESULTS_BYTES:
-            raise InputError(f"larger than {MAX_RESULTS_BYTES // (1024 * 1024)} MB: not a results file", path=shown)
-        raw = Path(path).read_bytes()
+        raw = read_input(path, "results file", shown)
     except FileNotFoundError:
         raise InputError(missing, path=shown) from None
-    except OSError as error:
-        raise InputError(f"cannot read results file: {error.strerror}", path=shown) from None
     try:
         data = _parsed(raw)
     except UnicodeDecodeError as error:

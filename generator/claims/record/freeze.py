@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -139,11 +140,11 @@ def _shape_problem(entry: Any) -> str | None:
 def read_freeze_log(project: Project) -> FreezeLog | None:
     """The freeze log as stored (None when there is none); a malformed file is an input error."""
     path = project.freeze_path
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
     shown = display_path(path)
     with reading(path):
-        text = utf8_text(path, shown)
+        text = utf8_text(path, shown, "design freeze log")
         try:
             record = strict_json(text)
         except json.JSONDecodeError as error:
@@ -184,7 +185,7 @@ def current_texts(project: Project) -> dict[str, str]:
     texts = {}
     for name, path in design_files(project.design_dir).items():
         with reading(path):
-            texts[name] = utf8_text(path, display_path(path))
+            texts[name] = utf8_text(path, display_path(path), "design document")
     return texts
 
 
