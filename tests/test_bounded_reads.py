@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 import time
 from pathlib import Path
+from subprocess import TimeoutExpired
 
 import pytest
 
 from generator.errors import InputError
-from tests.conftest import REPOSITORY_ROOT, Outcome, one_line_error
+from tests.conftest import Outcome, one_line_error, run_python
 
 MEMORY_CAP = 2 * 1024 ** 3
 SECONDS = 60
@@ -37,11 +36,10 @@ run()
 
 
 def _capped(cwd: Path, *argv: str, cache: Path) -> Outcome:
-    env = {**os.environ, "PYTHONPATH": str(REPOSITORY_ROOT), "READOUT_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "READOUT_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
     try:
-        completed = subprocess.run([sys.executable, "-c", CAPPED, str(MEMORY_CAP), *argv], cwd=cwd, env=env,
-                                   capture_output=True, text=True, timeout=SECONDS)
-    except subprocess.TimeoutExpired:
+        completed = run_python("-c", CAPPED, str(MEMORY_CAP), *argv, cwd=cwd, env=env, timeout=SECONDS)
+    except TimeoutExpired:
         pytest.fail(f"readout {' '.join(argv)} did not finish within {SECONDS} s (a read that never ends)")
     assert "Traceback" not in completed.stderr, completed.stderr[-2000:]
     return Outcome(completed.returncode, completed.stdout, completed.stderr)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -94,10 +93,9 @@ def test_a_rewritten_freeze_git_contradicts_is_not_passed_as_no_history(tmp_path
 
 
 def _path_without_git(tmp_path: Path) -> str:
-    """A PATH holding this Python and nothing else: no git."""
+    """A PATH whose only directory holds nothing: no git (the checks run in this process)."""
     bin_dir = tmp_path / "bin-without-git"
     bin_dir.mkdir()
-    (bin_dir / "python").symlink_to(sys.executable)
     return str(bin_dir)
 
 

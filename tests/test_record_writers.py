@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
+from subprocess import PIPE
 
 import pytest
 import yaml
@@ -24,7 +23,7 @@ from generator.cli import main
 from generator.locks import LOCK_NAME
 from generator.project import load_project
 from tests.child_process import CHILD_PRELUDE, PausingChild
-from tests.conftest import REPOSITORY_ROOT, Outcome, one_line_error
+from tests.conftest import Outcome, one_line_error, start_python
 
 PROCESSES = 6
 ROUNDS = 4
@@ -54,16 +53,14 @@ print(json.dumps(reports))
 
 
 def _environment(tmp_path: Path) -> dict:
-    return {**os.environ, "PYTHONPATH": str(REPOSITORY_ROOT), "READOUT_CACHE": str(tmp_path / "cache"),
-            "HF_HUB_OFFLINE": "1"}
+    return {**os.environ, "READOUT_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
 
 
 def _run_together(tmp_path: Path, specs: list[dict], cwd: Path) -> list[list[dict]]:
     """Start one child per spec, release them at once, and return each child's reports."""
     start = tmp_path / f"start-{time.monotonic_ns()}"
-    children = [subprocess.Popen([sys.executable, "-c", LOOP, json.dumps({**spec, "start": str(start)})], cwd=cwd,
-                                 env=_environment(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True) for spec in specs]
+    children = [start_python("-c", LOOP, json.dumps({**spec, "start": str(start)}), cwd=cwd,
+                             env=_environment(tmp_path), stdout=PIPE, stderr=PIPE, text=True) for spec in specs]
     time.sleep(0.5)   # every child has imported the CLI and waits for the start file
     start.touch()
     found = []
