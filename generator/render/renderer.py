@@ -43,6 +43,7 @@ from generator.render.views import (SectionView, all_pairs_view, anchor, claim_v
                                     order_view, frontier_view, per_query_view, provenance_view, rerank_cost_view,
                                     sample_view, table_view)
 from generator.results import RESULTS_NAME, Results, read_results
+from generator.results.seal import only_rederived
 
 
 def _environment(templates_dir: Path) -> Environment:
@@ -352,7 +353,8 @@ def render_project(project: Project, *, draft: bool = False, check_only: bool = 
             outcome.refused = failure_lines(report)
             return outcome
         outcome.drafted = failure_lines(report)
-    outcome.rendered = render_outputs(project, report, draft=draft)
+    with only_rederived(report.rederived):   # a report shows only what the check re-derived
+        outcome.rendered = render_outputs(project, report, draft=draft)
     outcome.orphans = find_orphans(outcome.rendered)
     if outcome.orphans:
         return outcome

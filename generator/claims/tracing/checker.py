@@ -30,6 +30,7 @@ from generator.claims.record.triggers import DecisionRow
 from generator.claims.tracing.context import CheckContext
 from generator.claims.tracing.report import CheckReport, ClaimResult
 from generator.claims.tracing.rules import findings
+from generator.claims.tracing.shown import vouch_for_shown
 from generator.claims.tracing.view import build_view
 from generator.errors import InputError
 from generator.fileio import display_path, sha256_file
@@ -85,7 +86,7 @@ def _check_placement(ledger: Ledger, project: Project, ledger_display: str) -> N
 
 
 def check_ledger(ledger: Ledger, project: Project, freeze_log: Any = None
-                 ) -> tuple[list[ClaimResult], dict[str, str], list[DecisionRow]]:
+                 ) -> tuple[list[ClaimResult], dict[str, str], list[DecisionRow], Any]:
     """Check every claim; returns the results (ledger order), the sha256 of each results file read
     and every decision record's trigger, evaluated (with what the design freeze `freeze_log` says
     of its rule)."""
@@ -95,7 +96,8 @@ def check_ledger(ledger: Ledger, project: Project, freeze_log: Any = None
                            freeze_log)
     checked = [check_claim(claim, context) for claim in ledger.claims]
     decisions = context.decisions
-    return checked, context.results.sha256(), decisions
+    shown = vouch_for_shown(project, context.results, decisions)   # every results file an output shows
+    return checked, context.results.sha256(), decisions, shown
 
 
 def check_project(project: Project, *, record_history: bool = False, now: datetime | None = None,
@@ -114,7 +116,7 @@ def _check_project(project: Project, record_history: bool, now: datetime | None)
     ledger = load_ledger(project.ledger_path)
     written = find_repeats((claim.id, claim.output, claim.text) for claim in ledger.claims)
     log = read_freeze_log(project)
-    checked, inputs, decisions = check_ledger(ledger, project, log)
+    checked, inputs, decisions, shown = check_ledger(ledger, project, log)
     # The same sentence for a reader is a repeat however its source spells it (placeholders renamed,
     # a look-alike letter, a soft hyphen): compared as rendered, canonical.
     rendered = find_repeats((result.claim.id, result.claim.output, result.canonical_text) for result in checked)
@@ -145,4 +147,5 @@ def _check_project(project: Project, record_history: bool, now: datetime | None)
         freeze_problems=problems, history_problems=history.problems, ledger_sha256=ledger.sha256,
         design_freeze_sha256=sha256_file(project.freeze_path) if project.freeze_path.exists() else None,
         inputs_sha256=inputs, ledger_path=ledger.path, history_recorded=recorded, freeze_documents=current,
-        decisions=decisions, anchoring=anchoring, freeze_entries=list(log.entries) if log is not None else [])
+        decisions=decisions, anchoring=anchoring, freeze_entries=list(log.entries) if log is not None else [],
+        results_problems=shown.problems, rederived=shown.rederived)

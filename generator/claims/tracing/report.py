@@ -74,10 +74,14 @@ class CheckReport:
     # and every design freeze, oldest first (generator.claims.record.freeze).
     anchoring: Anchoring = field(default_factory=lambda: Anchoring(git=False))
     freeze_entries: list[FreezeEntry] = field(default_factory=list)
+    # Results files an output or a decision shows that do not re-derive, and every file re-derived
+    # (real path -> sha256): what a render may read (generator.claims.tracing.shown).
+    results_problems: list[str] = field(default_factory=list)
+    rederived: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return not self.failing() and self.freeze_ok and not self.history_problems
+        return not self.failing() and self.freeze_ok and not self.history_problems and not self.results_problems
 
     def result(self, claim_id: str) -> ClaimResult:
         for result in self.results:
@@ -112,6 +116,7 @@ def failure_lines(report: CheckReport) -> list[str]:
              for result in report.failing()]
     lines.extend(f"design freeze: {problem}" for problem in report.freeze_problems)
     lines.extend(f"trace history: {problem}" for problem in report.history_problems)
+    lines.extend(f"results: {problem}" for problem in report.results_problems)
     return lines
 
 
@@ -209,6 +214,9 @@ def summary_lines(report: CheckReport) -> list[str]:
     if report.history_problems:
         failures.append(f"first-draft history does not prove itself ({len(report.history_problems)} "
                         f"problem{'s' if len(report.history_problems) != 1 else ''})")
+    if report.results_problems:
+        failures.append(f"{len(report.results_problems)} results file{'s' if len(report.results_problems) != 1 else ''}"
+                        " shown without re-deriving")
     if failures:
         lines.append("Check failed: " + "; ".join(failures))
     elif report.struck:
@@ -230,6 +238,7 @@ def format_text(report: CheckReport) -> str:
                      "output word for word: counted once in the trace score")
     lines.extend(report.freeze_problems)
     lines.extend(report.history_problems)
+    lines.extend(report.results_problems)
     lines.extend(decision_lines(report))
     lines.extend(order_lines(report))
     lines.extend(summary_lines(report))
@@ -252,7 +261,8 @@ def format_github(report: CheckReport) -> str:
             title = _escape_property(f"{finding.code}: claim {result.claim.id} ({result.claim.kind})")
             lines.append(f"::error file={_escape_property(ledger_display)},line={result.claim.line},"
                          f"title={title}::{_escape_data(finding.message)}")
-    for title, problems in (("design freeze", report.freeze_problems), ("trace history", report.history_problems)):
+    for title, problems in (("design freeze", report.freeze_problems), ("trace history", report.history_problems),
+                            ("results", report.results_problems)):
         for problem in problems:
             name, _, message = problem.partition(": ")
             lines.append(f"::error file={_escape_property(name.rstrip('/'))},title={title}::{_escape_data(message)}")
@@ -287,6 +297,7 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
         "freeze": {"ok": report.freeze_ok, "problems": report.freeze_problems,
                    "sha256": report.design_freeze_sha256},
         "history": {"ok": not report.history_problems, "problems": report.history_problems},
+        "results": {"ok": not report.results_problems, "problems": report.results_problems},
         "inputs_sha256": report.inputs_sha256, "history_recorded": report.history_recorded,
         "decisions": [row.as_dict() for row in report.decisions],
         "order": {"git": report.anchoring.git,
