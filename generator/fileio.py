@@ -83,12 +83,23 @@ def link_inside_project(target: str | os.PathLike) -> Path | None:
     return None
 
 
+# NumPy's own words for a short write (`ndarray.tofile`, `np.save` through bm25s): no errno, no
+# file, though on a regular file only a full disk or a quota cuts a write short.
+_SHORT_WRITE = re.compile(r"(\d+) requested and (\d+) written")
+
+
 def error_naming_file(error: OSError, target: Path) -> OSError:
     """The same OSError naming the file being written: a full disk or a quota says which output
-    it stopped (the bare write() error names no file)."""
-    if error.filename is None and error.errno is not None:
+    it stopped (the bare write() error names no file, and NumPy's short write no errno either)."""
+    if error.filename is not None:
+        return error
+    if error.errno is not None:
         return type(error)(error.errno, error.strerror or os.strerror(error.errno), str(target))
-    return error
+    short = _SHORT_WRITE.search(str(error))
+    if short is not None:
+        return OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} ({int(short[2]):,} of {int(short[1]):,} bytes "
+                                     "written)", str(target))
+    return OSError(None, str(error) or type(error).__name__, str(target))
 
 
 class Temporary:
@@ -522,13 +533,27 @@ def resolved(path: Path | str) -> Path:
 LINK_LOOP = "a symbolic link loop; remove or repoint the link"
 
 
+def home_directory() -> Path:
+    """This user's home directory: `Path.home()`, except that an empty HOME counts as no HOME (the
+    password database's home), where `Path.home()` gives "/" and a cache would land in /.cache.
+    RuntimeError or KeyError when there is none."""
+    if "HOME" in os.environ and not os.environ["HOME"]:
+        import pwd
+
+        home = pwd.getpwuid(os.getuid()).pw_dir   # KeyError: a uid the password database does not know
+        if not home:
+            raise RuntimeError("HOME is empty and this user has no home directory")
+        return Path(home)
+    return Path.home()
+
+
 def default_cache_dir() -> Path:
     """Embeddings, rerank scores, cost timings and dataset exports: $READOUT_CACHE or ~/.cache/readout."""
     configured = os.environ.get("READOUT_CACHE")
     if configured:
         return Path(configured).expanduser()
     try:
-        return Path.home() / ".cache" / "readout"
+        return home_directory() / ".cache" / "readout"
     except (RuntimeError, KeyError):
         # No HOME and no home directory for this user (a container's arbitrary uid).
         raise InputError("no home directory to keep the cache in (HOME is not set and this user has none): "
@@ -539,9 +564,9 @@ def display_home_path(path: Path | str) -> str:
     """A cache location as a reader expects it: `~/.cache/readout` for a path below the home
     directory (no user name in a log), otherwise as `display_path` shows it."""
     try:
-        home = Path.home().resolve()
+        home = home_directory().resolve()
         relative = Path(os.path.abspath(path)).relative_to(home)
-    except (RuntimeError, ValueError, OSError):
+    except (RuntimeError, KeyError, ValueError, OSError):
         return display_path(path)
     return "~" if relative == Path(".") else f"~/{relative.as_posix()}"
 
