@@ -359,6 +359,8 @@ INPUT_BOUNDS: dict[str, int] = {
     "run file": 1024 * _MiB,        # a TREC run: 7,000 queries x 1,000 documents is ~350 MB
     "judgements": 256 * _MiB,       # a qrels copy beside the runs
     "label registry": 1 * _MiB,
+    "sandbox input": 256 * _MiB,    # the L03 sandbox's data files, and its recorded run manifest
+    "cache entry": 256 * _MiB,      # a cache entry's JSON (a restored CI cache is an input too)
 }
 _KINDS_OF_FILE = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
                   (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),

@@ -12,6 +12,7 @@ Parsing stays linear: a regression block of 100,000 names is refused in well und
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import time
 from pathlib import Path
@@ -20,7 +21,7 @@ from subprocess import TimeoutExpired
 import pytest
 
 from generator.errors import InputError
-from tests.conftest import Outcome, one_line_error, run_python
+from tests.conftest import REPOSITORY_ROOT, Outcome, one_line_error, run_python
 
 MEMORY_CAP = 2 * 1024 ** 3
 SECONDS = 60
@@ -119,6 +120,25 @@ def test_freeze_refuses_a_design_document_that_is_a_fifo(tmp_path, make_project)
     assert outcome.code == 2
     assert one_line_error(outcome).startswith("Error: design/notes.md: is a FIFO (named pipe), not a regular file"), \
         outcome.err
+
+
+@pytest.mark.parametrize("how", sorted(WHAT))
+def test_the_sandbox_refuses_a_data_file_that_is_no_regular_file(tmp_path, how):
+    project = tmp_path / "l03"
+    shutil.copytree(REPOSITORY_ROOT / "examples" / "l03", project)
+    _replace(project / "data" / "topics.jsonl", how)
+    outcome = _capped(project, "sandbox", ".", cache=tmp_path / "cache")
+    assert outcome.code == 2, outcome.out + outcome.err
+    assert one_line_error(outcome).startswith(f"Error: data/topics.jsonl: {WHAT[how]}"), outcome.err
+
+
+def test_a_cache_entry_that_is_a_fifo_is_ignored_not_waited_for(tmp_path):
+    from generator.evaluate.cache import read_json_entry
+
+    os.mkfifo(tmp_path / "entry.json")
+    started = time.monotonic()
+    assert read_json_entry(tmp_path / "entry.json") == (None, "unreadable: is a FIFO (named pipe), not a regular file")
+    assert time.monotonic() - started < 5
 
 
 def test_a_link_that_stays_inside_the_project_is_read(tmp_path, make_project, capsys, monkeypatch):
