@@ -421,7 +421,7 @@ def read_input(path: str | os.PathLike, kind: str, shown: str | None = None) -> 
 
     Refused before anything is read (an InputError naming the file): a symbolic link leading out of
     the project, a FIFO, a device, a socket or a directory (`input_problem`), checked again on the
-    opened descriptor so the file cannot be swapped in between; refused once more than
+    opened descriptor, so nothing swapped in meanwhile is read either; refused once more than
     INPUT_BOUNDS[kind] bytes have been read. A missing file is FileNotFoundError, for the caller to
     say what is missing and how to make it; any other failure to open is an InputError."""
     shown = shown if shown is not None else display_path(path)
@@ -430,7 +430,6 @@ def read_input(path: str | os.PathLike, kind: str, shown: str | None = None) -> 
     if problem is not None:
         raise InputError(problem, path=shown)
     try:
-        before = os.stat(path)
         # O_NONBLOCK: a FIFO put in place since the check opens without waiting for a writer.
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -438,9 +437,11 @@ def read_input(path: str | os.PathLike, kind: str, shown: str | None = None) -> 
     except OSError as error:
         raise InputError(f"cannot be read ({error.strerror or type(error).__name__})", path=shown) from None
     with os.fdopen(descriptor, "rb") as handle:
-        opened = os.fstat(handle.fileno())
-        if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino) or _not_regular(opened.st_mode):
-            raise InputError(_not_regular(opened.st_mode) or "was replaced while it was being opened", path=shown)
+        # What was opened is judged, not the name: a file renamed into place meanwhile (a cache
+        # entry's writer) is read whole; anything else swapped in is refused unread.
+        problem = _not_regular(os.fstat(handle.fileno()).st_mode)
+        if problem is not None:
+            raise InputError(problem, path=shown)
         os.set_blocking(handle.fileno(), True)
         chunks, held = [], 0
         while held <= limit:
