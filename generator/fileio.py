@@ -18,14 +18,22 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from generator.errors import InputError
+from generator.errors import InputError, clip
 
 HASH_CHUNK_BYTES = 1 << 20
 
 
 def sha256_file(path: str | os.PathLike) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    """The sha256 of a regular file's bytes, read a chunk at a time; a FIFO or a device (which would
+    block or never end) is an OSError naming it, before anything is read."""
+    # Opened without waiting (a FIFO has no writer) and judged by what was opened, not by the name.
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"{_not_regular(mode)}, so it cannot be hashed", str(path))
+        os.set_blocking(descriptor, True)
+        digest = hashlib.sha256()
         for chunk in iter(lambda: handle.read(HASH_CHUNK_BYTES), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -75,12 +83,23 @@ def link_inside_project(target: str | os.PathLike) -> Path | None:
     return None
 
 
+# NumPy's own words for a short write (`ndarray.tofile`, `np.save` through bm25s): no errno, no
+# file, though on a regular file only a full disk or a quota cuts a write short.
+_SHORT_WRITE = re.compile(r"(\d+) requested and (\d+) written")
+
+
 def error_naming_file(error: OSError, target: Path) -> OSError:
     """The same OSError naming the file being written: a full disk or a quota says which output
-    it stopped (the bare write() error names no file)."""
-    if error.filename is None and error.errno is not None:
+    it stopped (the bare write() error names no file, and NumPy's short write no errno either)."""
+    if error.filename is not None:
+        return error
+    if error.errno is not None:
         return type(error)(error.errno, error.strerror or os.strerror(error.errno), str(target))
-    return error
+    short = _SHORT_WRITE.search(str(error))
+    if short is not None:
+        return OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} ({int(short[2]):,} of {int(short[1]):,} bytes "
+                                     "written)", str(target))
+    return OSError(None, str(error) or type(error).__name__, str(target))
 
 
 class Temporary:
@@ -321,9 +340,130 @@ def write_set(files: Sequence[tuple[Path, bytes]]) -> list[Path]:
     return targets
 
 
-def utf8_text(path: Path, shown: str) -> str:
-    """A file's text, or one input error naming the line of its first byte that is not UTF-8."""
-    data = path.read_bytes()
+# --- reading an input: one bounded reader ---------------------------------------------------------
+
+_MiB = 1024 * 1024
+# The most each kind of input may hold: far above any file the tool writes or a team writes by hand,
+# far below what would take a runner's memory. A file beyond its bound is refused once bound + 1
+# bytes have been read, never by its recorded size (a device says 0).
+INPUT_BOUNDS: dict[str, int] = {
+    "readout.yaml": 1 * _MiB,
+    "ledger": 32 * _MiB,            # generator.safe_yaml.MAX_BYTES: the largest file the checker reads
+    "draft": 32 * _MiB,             # the Markdown `import-draft` splits
+    # Twice generator.claims.record.design.MAX_DOCUMENT_BYTES (1 MB): an over-long document read
+    # within the bound is still refused with its size.
+    "design document": 2 * _MiB,
+    "design freeze log": 64 * _MiB,  # every frozen text and diff, for years of amendments
+    "trace history": 16 * _MiB,     # one ~300-byte line per ledger version: some 50,000 versions
+    "results file": 256 * _MiB,     # generator.results.MAX_RESULTS_BYTES
+    "run file": 1024 * _MiB,        # a TREC run: 7,000 queries x 1,000 documents is ~350 MB
+    "judgements": 256 * _MiB,       # a qrels copy beside the runs
+    "label registry": 1 * _MiB,
+    "sandbox input": 256 * _MiB,    # the L03 sandbox's data files, and its recorded run manifest
+    "cache entry": 256 * _MiB,      # a cache entry's JSON (a restored CI cache is an input too)
+}
+_KINDS_OF_FILE = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                  (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                  (stat.S_ISSOCK, "a socket"))
+
+
+def _not_regular(mode: int) -> str | None:
+    for test, what in _KINDS_OF_FILE:
+        if test(mode):
+            return f"is {what}, not a regular file"
+    return None if stat.S_ISREG(mode) else "is not a regular file"
+
+
+def project_of(path: str | os.PathLike) -> Path | None:
+    """The readout project `path` lies in as written (the nearest directory above it holding
+    readout.yaml), or None."""
+    for directory in Path(os.path.abspath(path)).parents:
+        # lexists: a readout.yaml that is itself a link out still marks its project
+        if os.path.lexists(os.path.join(directory, PROJECT_MARKER)):
+            return directory
+    return None
+
+
+def link_out_of_project(path: str | os.PathLike) -> Path | None:
+    """Where `path` really leads when it lies in a project and a symbolic link (of it or of a
+    directory below the project) takes it outside that project; None otherwise. Git commits links,
+    so a pull request can make any project file a link to /dev/zero or to a file of the runner's."""
+    project = project_of(path)
+    if project is None:
+        return None
+    target = Path(os.path.realpath(path))
+    try:
+        target.relative_to(os.path.realpath(project))
+    except ValueError:
+        return target
+    return None
+
+
+def input_problem(path: str | os.PathLike) -> str | None:
+    """Why `path` may not be read as an input, decided before anything opens it: a symbolic link
+    leading out of its project, or anything but a regular file (a FIFO would block a reader for
+    ever, a device never ends). None for a file that does not exist: the reader says that."""
+    outside = link_out_of_project(path)
+    if outside is not None and os.path.lexists(path):
+        return (f"is a symbolic link leading out of the project (to {clip(str(outside), 120)}); an input is read only "
+                "inside its project: replace the link with the file")
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        return f"cannot be read ({error.strerror or type(error).__name__})"
+    return _not_regular(mode)
+
+
+def read_input(path: str | os.PathLike, kind: str, shown: str | None = None) -> bytes:
+    """The bytes of one input file, through the one bounded reader every input reader uses.
+
+    Refused before anything is read (an InputError naming the file): a symbolic link leading out of
+    the project, a FIFO, a device, a socket or a directory (`input_problem`), checked again on the
+    opened descriptor, so nothing swapped in meanwhile is read either; refused once more than
+    INPUT_BOUNDS[kind] bytes have been read. A missing file is FileNotFoundError, for the caller to
+    say what is missing and how to make it; any other failure to open is an InputError."""
+    shown = shown if shown is not None else display_path(path)
+    limit = INPUT_BOUNDS[kind]
+    problem = input_problem(path)
+    if problem is not None:
+        raise InputError(problem, path=shown)
+    try:
+        # O_NONBLOCK: a FIFO put in place since the check opens without waiting for a writer.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise InputError(f"cannot be read ({error.strerror or type(error).__name__})", path=shown) from None
+    with os.fdopen(descriptor, "rb") as handle:
+        # What was opened is judged, not the name: a file renamed into place meanwhile (a cache
+        # entry's writer) is read whole; anything else swapped in is refused unread.
+        problem = _not_regular(os.fstat(handle.fileno()).st_mode)
+        if problem is not None:
+            raise InputError(problem, path=shown)
+        os.set_blocking(handle.fileno(), True)
+        chunks, held = [], 0
+        while held <= limit:
+            chunk = handle.read(min(HASH_CHUNK_BYTES, limit + 1 - held))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            held += len(chunk)
+    if held > limit:
+        raise InputError(f"larger than {_size(limit)}, the most a {kind} may hold: not a {kind} readout wrote or "
+                         "a person would write", path=shown)
+    return b"".join(chunks)
+
+
+def _size(limit: int) -> str:
+    return f"{limit // _MiB:,} MiB" if limit >= _MiB else f"{limit:,} bytes"
+
+
+def utf8_text(path: Path, shown: str, kind: str) -> str:
+    """A file's text, read by `read_input` as an input of `kind`, or one input error naming the
+    line of its first byte that is not UTF-8."""
+    data = read_input(path, kind, shown)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -342,12 +482,7 @@ def regular_file_problem(path: str | os.PathLike) -> str | None:
         return "not readable (permission denied)"
     except OSError as error:
         return f"cannot be read ({error.strerror or type(error).__name__})"
-    for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return f"is {what}, not a regular file"
-    return None if stat.S_ISREG(mode) else "is not a regular file"
+    return _not_regular(mode)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
@@ -401,13 +536,27 @@ def resolved(path: Path | str) -> Path:
 LINK_LOOP = "a symbolic link loop; remove or repoint the link"
 
 
+def home_directory() -> Path:
+    """This user's home directory: `Path.home()`, except that an empty HOME counts as no HOME (the
+    password database's home), where `Path.home()` gives "/" and a cache would land in /.cache.
+    RuntimeError or KeyError when there is none."""
+    if "HOME" in os.environ and not os.environ["HOME"]:
+        import pwd
+
+        home = pwd.getpwuid(os.getuid()).pw_dir   # KeyError: a uid the password database does not know
+        if not home:
+            raise RuntimeError("HOME is empty and this user has no home directory")
+        return Path(home)
+    return Path.home()
+
+
 def default_cache_dir() -> Path:
     """Embeddings, rerank scores, cost timings and dataset exports: $READOUT_CACHE or ~/.cache/readout."""
     configured = os.environ.get("READOUT_CACHE")
     if configured:
         return Path(configured).expanduser()
     try:
-        return Path.home() / ".cache" / "readout"
+        return home_directory() / ".cache" / "readout"
     except (RuntimeError, KeyError):
         # No HOME and no home directory for this user (a container's arbitrary uid).
         raise InputError("no home directory to keep the cache in (HOME is not set and this user has none): "
@@ -418,9 +567,9 @@ def display_home_path(path: Path | str) -> str:
     """A cache location as a reader expects it: `~/.cache/readout` for a path below the home
     directory (no user name in a log), otherwise as `display_path` shows it."""
     try:
-        home = Path.home().resolve()
+        home = home_directory().resolve()
         relative = Path(os.path.abspath(path)).relative_to(home)
-    except (RuntimeError, ValueError, OSError):
+    except (RuntimeError, KeyError, ValueError, OSError):
         return display_path(path)
     return "~" if relative == Path(".") else f"~/{relative.as_posix()}"
 

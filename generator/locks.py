@@ -8,7 +8,8 @@ generator.fileio.Temporary). Two writers of one directory would still mix their 
 long as they run, and a second one stops at once, before it evaluates, renders or writes anything,
 with one line naming the holder's pid (exit 2). Waiting instead would leave a second `build` idle for
 however long the first one's evaluation takes, only to redo what the first just wrote. `check` and
-`render --check` write no output, take no lock and never import this module.
+`render --check` write no output and take no outputs lock; `check --no-record` and `render --check`
+take no lock at all and never load filelock.
 
 The lock is filelock's (flock on Unix): a holder killed even by SIGKILL holds nothing, since the
 kernel drops its lock with the process, so a lock file left behind never blocks anyone. The holder
@@ -22,6 +23,15 @@ one file, and are written (and the first also read) under `entry_lock`, which wa
 process instead of stopping: the corpus embeddings, an array and its metadata, which a reader could
 otherwise take from two different writers; and an `irds:` export, a set whose writer would take
 another writer's staged files for a killed run's leftovers (generator.evaluate.pipeline.prepare_data).
+
+A project's records (claims/: the ledger `import-draft` appends to, the design freeze log `freeze`
+appends to, the trace history `check` appends to) are each read, changed and written whole. Two
+writers at once would each write what they read plus their own change, and the one renamed last
+would lose the other's. So every such read-modify-write holds `records_lock` on claims/, the same
+lock file as the outputs' (`.readout.lock`, removed by its holder). A second writer waits for the
+first, then reads what the first wrote: it takes milliseconds, and both runs keep what they report.
+A lock still held after RECORDS_WAIT_SECONDS is one line naming the holder's pid (exit 2), not a
+wait without end on a process that something has stopped.
 """
 
 from __future__ import annotations
@@ -38,12 +48,18 @@ LOCK_NAME = ".readout.lock"
 # A cache entry's lock is held for one write or one read of an array; ten minutes is far beyond
 # any of them, and short of waiting forever on a lock that something outside readout holds.
 ENTRY_WAIT_SECONDS = 600.0
+# A records write reads and writes one small file; a minute is far beyond any of them.
+RECORDS_WAIT_SECONDS = 60.0
 # The holder's pid, a few digits: anything longer in a lock file is not one this module wrote.
 _PID_BYTES = 32
 
 
 class OutputsLocked(ReadoutError):
     """Another process holds the write lock of a directory this command writes."""
+
+
+class RecordsLocked(ReadoutError):
+    """Another process has held the lock of a project's records for longer than a write takes."""
 
 
 def lock_path(directory: Path) -> Path:
@@ -65,7 +81,16 @@ def outputs_lock(*directories: Path) -> Iterator[None]:
 
 
 @contextmanager
-def _holding(directory: Path) -> Iterator[None]:
+def records_lock(directory: Path, wait: float | None = None) -> Iterator[None]:
+    """Hold the lock of a records directory (a project's claims/) for one read-modify-write of a
+    file in it, waiting up to `wait` seconds (RECORDS_WAIT_SECONDS) for another process's write to
+    finish; past that, RecordsLocked naming the holder, and nothing has been written."""
+    with _holding(Path(directory), RECORDS_WAIT_SECONDS if wait is None else wait):
+        yield
+
+
+@contextmanager
+def _holding(directory: Path, wait: float = 0.0) -> Iterator[None]:
     from filelock import FileLock, Timeout   # here: only the writing commands load filelock
 
     path = lock_path(directory)
@@ -82,10 +107,12 @@ def _holding(directory: Path) -> Iterator[None]:
         os.pwrite(descriptor, f"{os.getpid()}\n".encode("ascii"), 0)
         ours.append(os.fstat(descriptor))
 
-    lock = FileLock(str(path), timeout=0, on_acquired=record)
+    lock = FileLock(str(path), timeout=wait, on_acquired=record)
     try:
         lock.acquire()
     except Timeout:
+        if wait:
+            raise RecordsLocked(busy_message(directory, holder_pid(path), wait)) from None
         raise OutputsLocked(busy_message(directory, holder_pid(path))) from None
     try:
         yield
@@ -105,10 +132,12 @@ def _holding(directory: Path) -> Iterator[None]:
                     pass
 
 
-def busy_message(directory: Path, pid: int | None) -> str:
+def busy_message(directory: Path, pid: int | None, waited: float = 0.0) -> str:
     holder = f"pid {pid}, " if pid is not None else ""
+    how_long = f" and was not let go within {waited:g} s" if waited else ""
     return (f"{display_path(directory)} is being written by another readout process "
-            f"({holder}lock {display_path(lock_path(directory))}); run this command again once it has finished")
+            f"({holder}lock {display_path(lock_path(directory))}){how_long}; run this command again once it has "
+            "finished")
 
 
 def holder_pid(path: Path) -> int | None:

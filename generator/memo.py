@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 import generator
 from generator.errors import InputError
-from generator.fileio import default_cache_dir
+from generator.fileio import default_cache_dir, home_directory
 
 # What finding the default cache or key raises without a home directory (default_cache_dir says so
 # as an InputError; Path.home as the others).
@@ -113,7 +113,7 @@ def default_key_file() -> Path:
     `~/.config/readout/`), so that a cache directory restored or copied from elsewhere (a CI cache
     a pull request could have written) brings no key its entries would verify with."""
     configured = os.environ.get("XDG_CONFIG_HOME")
-    base = Path(configured).expanduser() if configured else Path.home() / ".config"
+    base = Path(configured).expanduser() if configured else home_directory() / ".config"
     return base / "readout" / KEY_FILE
 
 

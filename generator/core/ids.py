@@ -7,6 +7,10 @@ no space of any kind, from 1 to MAX_ID_CHARS characters: Python's `str.isprintab
 character of Unicode's categories Z*, the separators, or C*: control, format, surrogate, private
 use and unassigned; so no NUL, tab, U+00A0, U+200B, U+2028 or U+FEFF) and no ASCII space.
 `MED-10`, `4983`, `a/b:c#d` and `Zürich` are ids; `<svg onload=x>` is not.
+
+Two ids of one file may not be the same text in two Unicode normalisations (`é` as U+00E9 and as
+`e` + U+0301): they look alike, compare unequal, and a tool that normalises (an editor, a judge's
+spreadsheet) would merge them. `id_form` is the form they are compared in (NFC).
 """
 
 from __future__ import annotations
@@ -21,6 +25,17 @@ MAX_ID_CHARS = 1000
 
 _KINDS = {"Cc": "a control character", "Cf": "an invisible format character", "Cs": "a lone surrogate",
           "Co": "a private-use character", "Cn": "an unassigned code point"}
+
+
+def id_form(value: str) -> str:
+    """The form in which two ids of one file may not coincide: Unicode NFC."""
+    return unicodedata.normalize("NFC", value)
+
+
+def code_points(text: str, limit: int = 6) -> str:
+    """`U+0065 U+0301`: how an id is spelled, for a message about two spellings."""
+    shown = " ".join(f"U+{ord(char):04X}" for char in text[:limit])
+    return shown + (" ..." if len(text) > limit else "") if text else "nothing"
 
 
 def id_problem(value: str) -> str | None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from generator.errors import InputError
-from generator.fileio import atomic_write_text, sha256_bytes
+from generator.fileio import atomic_write_text, read_input, sha256_bytes
 
 Ranking = Sequence[tuple[str, float]]
 # The judgements of the evaluated queries, written beside their run files (trec_eval's qrels).
@@ -74,7 +74,7 @@ def write_run(path: Path, rankings: Mapping[str, Ranking], tag: str, *, separato
 def read_run(path: Path) -> dict[str, dict[str, float]]:
     """Parse a run file into {qid: {docid: score}} (the shape pytrec_eval takes)."""
     run: dict[str, dict[str, float]] = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for line in read_input(path, "run file").decode("utf-8").splitlines():
         if line.strip():
             query_id, _, doc_id, _, score, _ = line.split()
             run.setdefault(query_id, {})[doc_id] = float(score)
@@ -109,7 +109,7 @@ def write_qrels(path: Path, judgements: Mapping[str, Mapping[str, int]]) -> Path
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     """Parse TREC qrels into {query: {document: grade}}; ValueError names the bad line."""
     judgements: dict[str, dict[str, int]] = {}
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_input(path, "judgements").decode("utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         parts = line.split()
@@ -128,7 +128,7 @@ def run_file_lines(path: Path, shown: str) -> Iterator[tuple[int, str, str, floa
     InputError with file:line for a file that is not UTF-8, a line without six fields or a score
     that is not a finite number."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_input(path, "run file", shown).decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text (byte {error.start:,})", path=shown) from None
     for number, line in enumerate(text.splitlines(), start=1):

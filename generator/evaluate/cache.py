@@ -28,7 +28,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from generator.fileio import atomic_write_json, reserve_space, staged_file, sweep_once
+from generator.errors import InputError
+from generator.fileio import atomic_write_json, read_input, reserve_space, staged_file, sweep_once
 from generator.locks import entry_lock
 
 Warn = Callable[[str], None]
@@ -89,9 +90,12 @@ def warning_line(what: str, reason: str, path: Path, action: str = "recomputing"
 
 
 def read_json_entry(path: Path) -> tuple[Any, str | None]:
-    """(content, None) when the existing file at `path` parses, else (None, why it does not)."""
+    """(content, None) when the existing file at `path` parses, else (None, why it does not): a
+    FIFO, a device or an overlong file too (a cache restored from elsewhere is an input like any)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8")), None
+        return json.loads(read_input(path, "cache entry").decode("utf-8")), None
+    except InputError as error:
+        return None, f"unreadable: {error.reason}"
     except (OSError, ValueError, RecursionError) as error:
         return None, f"unreadable: {type(error).__name__}: {error}"
 

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from generator.errors import InputError
-from generator.core.ids import id_problem
+from generator.core.ids import code_points, id_form, id_problem
 from generator.core.textlines import MAX_LINE_BYTES  # noqa: F401 - the loaders' bound, named here too
 from generator.core.textlines import GZIP_SUFFIX, lines as _lines
 from generator.core.options import SAMPLE_QUERY_COUNT
@@ -193,6 +193,7 @@ def _records(path: Path, required: tuple[str, ...], optional: tuple[str, ...] = 
     """Each record of a JSONL file, validated, one at a time (a corpus is never held as parsed
     JSON and as documents at once); a repeated `_id` is refused with the line of its first use."""
     first_line: dict[str, int] = {}
+    spelled: dict[str, str] = {}   # each id by its NFC form: one spelling per id in a file
     for line_number, line in _lines(path):
         if not line.strip():
             continue
@@ -219,6 +220,12 @@ def _records(path: Path, required: tuple[str, ...], optional: tuple[str, ...] = 
         if first != line_number:
             raise InputError(f"duplicate id {excerpt(record_id)} (first on line {first})",
                              path=str(path), line=line_number, field="_id")
+        other = spelled.setdefault(id_form(record_id), record_id)
+        if other != record_id:
+            raise InputError(f"id {excerpt(record_id, 40)} is id {excerpt(other, 40)} of line {first_line[other]} in "
+                             f"another Unicode normalisation ({code_points(record_id)} against {code_points(other)}): "
+                             "two ids that look the same are one id; spell it one way", path=str(path),
+                             line=line_number, field="_id")
         yield record
     if not first_line:
         raise InputError("file is empty: no records", path=str(path))
@@ -281,11 +288,6 @@ def _form_or_beir(path: Path) -> str:
         return QRELS_BEIR
 
 
-def _code_points(text: str, limit: int = 6) -> str:
-    shown = " ".join(f"U+{ord(char):04X}" for char in text[:limit])
-    return shown + (" ..." if len(text) > limit else "") if text else "nothing"
-
-
 def _look_alike(value: str, known: Iterable[str]) -> tuple[str, str] | None:
     """(the known id that is `value` in another Unicode form, how it differs), or None.
 
@@ -318,8 +320,8 @@ def _unknown(kind: str, value: str, known: Iterable[str], file_name: str) -> str
            and value[len(value) - 1 - suffix] == other[len(other) - 1 - suffix]):
         suffix += 1
     return (f"{message}, but {excerpt(other, 40)} is: {why} (the qrels write "
-            f"{_code_points(value[prefix:len(value) - suffix])} where {file_name} has "
-            f"{_code_points(other[prefix:len(other) - suffix])})")
+            f"{code_points(value[prefix:len(value) - suffix])} where {file_name} has "
+            f"{code_points(other[prefix:len(other) - suffix])})")
 
 
 def load_qrels(path: Path, known_queries: dict[str, str] | None = None,

@@ -97,8 +97,8 @@ class SparseIndexCache:
                     # Another process built it meanwhile, or an unverified entry is being replaced.
                     shutil.rmtree(target)
                 os.replace(staging, target)
-        except OSError as error:
-            raise error_naming_file(error, staging) from None
+        except OSError as error:   # a full disk names the entry being written, whatever bm25s said
+            raise error_naming_file(error, self._path(key)) from None
         finally:
             shutil.rmtree(staging, ignore_errors=True)
             held.release()

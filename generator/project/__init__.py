@@ -23,6 +23,7 @@ Modules: `outputs` (the `outputs:` block: sections, columns and charts per repor
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from typing import Any
 from generator.errors import InputError
 from generator.core.options import RESULTS_FILE, RESULTS_NAME, EvaluationOptions, build_options, validate_evaluate_block
 from generator.core.data_source import identifier_of
-from generator.fileio import display_path, reading, resolved
+from generator.fileio import display_path, read_input, reading, resolved
 from generator.project.outputs import OutputSpec, parse_outputs
 from generator.errors import MAX_ECHO_CHARS, clip, excerpt
 from generator.wording import label_problem
@@ -160,11 +161,11 @@ def load_project(project_dir: str | Path) -> Project:
     shown = display_path(config_path)
     if not root.is_dir():
         raise InputError("project directory does not exist", path=str(project_dir))
-    if not config_path.is_file():
+    if not os.path.lexists(config_path):
         raise InputError(f"no {CONFIG_NAME} here: a project directory needs one (see docs/commands.md, 'Projects')",
                          path=display_path(root))
     with reading(config_path):
-        raw = config_path.read_bytes()
+        raw = read_input(config_path, "readout.yaml", shown)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:

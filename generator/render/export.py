@@ -10,6 +10,11 @@ orphan scan: an export is not a report, and it is never written into outputs/ by
 Which table: `output` names a report of readout.yaml's `outputs:` block (readout, teachback or
 aar); by default the first of them, in that order, that declares a `table:`.
 
+Only what re-derives is exported: the results file is re-derived from its run files and judgements
+first (generator.claims.tracing.shown.rederived_results, remembered as `check` remembers it), and
+one that does not is refused, naming its first mismatch; a forged value is never printed, least of
+all under a header naming the file's sha256.
+
 CSV (UTF-8, `\\n` line endings, RFC 4180 quoting):
 - a header row: the row label (`Row`), then each column's label;
 - a column with an `interval:` is followed by two columns, `<label> low` and `<label> high`,
@@ -41,6 +46,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
+from generator.claims.tracing.shown import rederived_results
 from generator.errors import InputError
 from generator.fileio import atomic_write_text, display_path, path_option, reading
 from generator.project import Project, load_project
@@ -189,7 +195,14 @@ def export_table(project: Project, *, output: str | None = None, fmt: str = "csv
         raise InputError(f"unknown format {clip(str(fmt))!r}; choose from {', '.join(FORMATS)}", field="--format")
     spec = choose_output(project, output)
     assert spec.table is not None
-    results = _results(project, results_file, spec.table.file)
+    return format_table(project, spec, rederived_results(project, _results(project, results_file, spec.table.file)),
+                        fmt)
+
+
+def format_table(project: Project, spec: OutputSpec, results: Results, fmt: str = "csv") -> str:
+    """The rows table of `spec` read from `results`, as CSV or LaTeX: what `export_table` prints
+    once it has re-derived `results` (this does not re-derive)."""
+    assert spec.table is not None
     labels_path = project.templates_dir / LABELS_NAME
     texts = load_labels(labels_path, display_path(labels_path))
     door = CsvDoor() if fmt == "csv" else LatexDoor()
@@ -306,4 +319,4 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 __all__ = ["FORMATS", "CsvDoor", "LatexDoor", "Interval", "choose_output", "configure_export", "export_table",
-           "latex_escape", "run_export", "write_export"]
+           "format_table", "latex_escape", "run_export", "write_export"]

@@ -15,7 +15,7 @@ from pathlib import Path
 from generator.render.doors import Door
 from generator.safe_yaml import load_config_with_lines
 from generator.errors import InputError
-from generator.fileio import display_path, reading
+from generator.fileio import display_path, read_input, reading
 from generator.project import default_templates_dir
 from generator.wording import label_problem
 
@@ -62,7 +62,7 @@ def _read(path: Path, shown: str) -> tuple[dict[str, str], object]:
     if not path.is_file():
         raise InputError("missing: the label registry every template uses", path=shown)
     with reading(path):
-        raw, lines = load_config_with_lines(path.read_text(encoding="utf-8"), shown)
+        raw, lines = load_config_with_lines(read_input(path, "label registry", shown).decode("utf-8"), shown)
     raw = raw or {}
     if not isinstance(raw, dict):
         raise InputError("expected a mapping of label key to text", path=shown, line=1)

@@ -53,6 +53,7 @@ from generator.render.views import (SectionView, all_pairs_view, anchor, claim_v
                                     frontier_view, order_view, origin_runs, per_query_view, provenance_view,
                                     rerank_cost_view, sample_view, table_view, trace_view)
 from generator.results import RESULTS_NAME, Results, read_results
+from generator.results.seal import only_rederived
 
 
 def _environment(*search_path: Path) -> Environment:
@@ -510,7 +511,8 @@ def render_project(project: Project, *, draft: bool = False, check_only: bool = 
             outcome.refused = failure_lines(report)
             return outcome
         outcome.drafted = failure_lines(report)
-    outcome.rendered = render_outputs(project, report, draft=draft)
+    with only_rederived(report.rederived):   # a report shows only what the check re-derived
+        outcome.rendered = render_outputs(project, report, draft=draft)
     outcome.orphans = find_orphans(outcome.rendered)
     if outcome.orphans:
         return outcome

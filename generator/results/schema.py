@@ -306,7 +306,9 @@ FRONTIER = Block(
 QUERIES_WITHOUT_CANDIDATES = Block(
     "queries_without_candidates", "queries a row found no candidate for (they score zero)",
     ("queries_without_candidates.{row}",), fields=(Field("{row}", "the row's queries without candidates", "list"),))
-QUERY_TEXTS = Block("query_texts", "each evaluated query's words", ("query_texts.{query}",), over_queries=False,
+QUERY_TEXTS = Block("query_texts", "each evaluated query's words, as recorded: not re-derivable from runs and "
+                    "judgements; check holds them to the dataset's queries file where it is reachable with its "
+                    "recorded sha256", ("query_texts.{query}",), over_queries=False,
                     derived=False, fields=(Field("{query}", "the query's words", "text"),))
 RUNS = Block("runs", "each measured row's TREC run file, relative to outputs/", ("runs.{row}",), writers=BOTH,
              over_queries=False, derived=False, fields=(Field("{row}", "the row's run file", "identity"),))

@@ -7,6 +7,12 @@ claim. A seal is not a signature (anyone can recompute it), so the checker also 
 block from the run files and judgements the file names (generator.claims.tracing.rederive). The seal is
 checked on the file as written; readers get it in the current format (`Results.data`, upgraded by
 `generator.results.upgrade`), and through the model (`Results.model`).
+
+Strict reading refuses what two JSON readers could read differently: a key written twice in one
+object (the seal covers the object Python builds, where the last one wins; a reader keeping the
+first would see another value under the same seal), NaN and infinities, overlong numbers. Within
+`only_rederived` (a render), `read_results` returns only the files the check re-derived, with the
+very bytes it re-derived: a report shows no value the check did not re-derive.
 """
 
 from __future__ import annotations
@@ -15,15 +21,17 @@ import copy
 import hashlib
 import json
 import math
+import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 from generator.core.options import RESULTS_NAME  # noqa: F401 (the results file's name, read from here)
 from generator.errors import InputError, ReadoutError
-from generator.fileio import display_path, sha256_bytes
+from generator.fileio import INPUT_BOUNDS, display_path, read_input, sha256_bytes
 from generator.memo import default_memo
 from generator.results.model import ResultsModel
 from generator.results.paths import clip
@@ -31,7 +39,7 @@ from generator.results.upgrade import upgrade
 
 SEAL_KEY = "seal"
 # Bounds on what a results file may be; beyond them it is an input error, never a crash.
-MAX_RESULTS_BYTES = 256 * 1024 * 1024
+MAX_RESULTS_BYTES = INPUT_BOUNDS["results file"]
 # A results file the tools write is at most 7 levels deep and its numbers are a float's repr;
 # far beyond either, the file was not written by them (and a 5,000-digit integer or a nesting of
 # thousands of levels would otherwise cost a crash or a slow conversion).
@@ -147,6 +155,20 @@ def _refuse_constant(literal: str) -> Any:
     raise JSONValueError(f"{literal} is not a number JSON allows")
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose every key is written once: with a key written twice, a reader that keeps
+    the first and one that keeps the last (Python's) read different values under one seal."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise JSONValueError(f"duplicate key {clip(key, 60)!r}: written twice in one object (readers "
+                                     "disagree on which value it holds)")
+            seen.add(key)
+    return found
+
+
 def _bounded_int(literal: str) -> int:
     digits = len(literal.lstrip("-"))
     if digits > MAX_NUMBER_CHARS:
@@ -168,13 +190,13 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def strict_json(text: str) -> Any:
-    """`json.loads` without Python's extensions: NaN and infinities refused, and numbers longer
-    than MAX_NUMBER_CHARS (JSONValueError); nesting beyond the recursion limit and a string holding
-    a lone surrogate (`"\\udcff"`, which no UTF-8 file can hold) are JSONValueErrors too, never a
-    RecursionError or a UnicodeEncodeError later."""
+    """`json.loads` without Python's extensions: NaN and infinities refused, numbers longer than
+    MAX_NUMBER_CHARS and a key written twice in one object (JSONValueError); nesting beyond the
+    recursion limit and a string holding a lone surrogate (`"\\udcff"`, which no UTF-8 file can hold)
+    are JSONValueErrors too, never a RecursionError or a UnicodeEncodeError later."""
     try:
         data = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int,
-                          parse_float=_bounded_float)
+                          parse_float=_bounded_float, object_pairs_hook=_unique_keys)
     except RecursionError:
         raise JSONValueError("nested too deeply (beyond the parser's recursion limit)") from None
     if _SURROGATE_ESCAPE.search(text):
@@ -226,18 +248,34 @@ def _parsed(raw: bytes) -> Any:
     return data
 
 
+# The files a render may read (real path -> sha256 of the bytes the check re-derived); None: no limit.
+_rederived: dict[str, str] | None = None
+
+
+@contextmanager
+def only_rederived(files: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, `read_results` reads only the files of `files` (real path -> sha256, the
+    check report's `rederived`), and only with the bytes the check re-derived."""
+    global _rederived
+    outer, _rederived = _rederived, dict(files)
+    try:
+        yield
+    finally:
+        _rederived = outer
+
+
 def read_results(path: Path, name: str | None = None, *,
                  missing: str = "missing: run `readout evaluate` to write it") -> Results:
     """Read and parse one results file; every problem is an InputError naming the file."""
     shown = display_path(path)
     try:
-        if Path(path).stat().st_size > MAX_RESULTS_BYTES:
-            raise InputError(f"larger than {MAX_RESULTS_BYTES // (1024 * 1024)} MB: not a results file", path=shown)
-        raw = Path(path).read_bytes()
+        raw = read_input(path, "results file", shown)
     except FileNotFoundError:
         raise InputError(missing, path=shown) from None
-    except OSError as error:
-        raise InputError(f"cannot read results file: {error.strerror}", path=shown) from None
+    if _rederived is not None and _rederived.get(os.path.realpath(path)) != sha256_bytes(raw):
+        raise InputError("not re-derived by this render's check (it does not re-derive from its run files and "
+                         "judgements, or it changed since): a report shows only what the check re-derived; "
+                         "`readout check` says why", path=shown)
     try:
         data = _parsed(raw)
     except UnicodeDecodeError as error:

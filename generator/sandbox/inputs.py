@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from generator.errors import InputError
-from generator.fileio import display_path, sha256_file
+from generator.fileio import display_path, read_input, sha256_file
 from generator.sandbox.bm25 import tokenize
 
 INPUT_FILES = {
@@ -38,7 +38,7 @@ class SandboxInputs:
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_input(path, "sandbox input").decode("utf-8")
     except FileNotFoundError:
         raise InputError("input file is missing", path=display_path(path)) from None
     except UnicodeDecodeError as error:

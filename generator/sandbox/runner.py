@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 from generator import __version__
 from generator.errors import InputError
 from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, qrels_copy_entry
-from generator.fileio import display_path, dumps_json, reading, sha256_bytes, write_set
+from generator.fileio import display_path, dumps_json, read_input, reading, sha256_bytes, write_set
 from generator.results import RESULTS_NAME, seal
 from generator.results.builders import (invalid_sandbox_record, recorded_run_manifest, sandbox_run_manifest,
                                         with_manifest)
@@ -92,7 +92,7 @@ def _recorded_manifest(path) -> dict[str, Any] | None:
         return None
     with reading(path):
         try:
-            manifest = json.loads(path.read_text(encoding="utf-8"))
+            manifest = json.loads(read_input(path, "sandbox input").decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise InputError(f"recorded manifest is not valid JSON ({error}); delete it to start a new baseline",
                              path=display_path(path)) from None

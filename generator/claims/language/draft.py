@@ -4,18 +4,22 @@ One claim per sentence (no sources, status active, kind guessed from cue words o
 section from the nearest heading matched to the sections readout.yaml declares for that output,
 id `<output>-<first six words>` made unique with `-2`, `-3`). Sentences already in the ledger for
 that output are skipped, so a re-import adds only new sentences. The ledger text is appended to,
-never re-serialised, so the author's comments and layout survive.
+never re-serialised, so the author's comments and layout survive. The ledger is read and written
+under the project's records lock (generator.locks.records_lock), so imports run at once all keep
+what they report.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 from generator.claims.language.ledger import OUTPUTS, Claim, literal_text, parse_ledger
 from generator.errors import InputError
-from generator.fileio import atomic_write_text, display_path
+from generator.fileio import atomic_write_text, display_path, read_input
+from generator.locks import records_lock
 
 
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "et al.", "Fig.", "No.", "approx.")
@@ -133,13 +137,21 @@ def import_draft(draft_path: Path, output: str, ledger_path: Path, sections: lis
         raise InputError(f"unknown output {output!r}; choose one of {', '.join(OUTPUTS)}", field="--output")
     draft_display = display_path(draft_path)
     try:
-        markdown = draft_path.read_text(encoding="utf-8")
+        markdown = read_input(draft_path, "draft", draft_display).decode("utf-8")
     except FileNotFoundError:
         raise InputError("draft not found", path=draft_display) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"cannot read draft: {error}", path=draft_display) from None
-    if ledger_path.exists():
-        existing_bytes = ledger_path.read_bytes()
+    except UnicodeDecodeError as error:
+        raise InputError(f"cannot read draft: not UTF-8 text (byte {error.start:,})", path=draft_display) from None
+    # Read, appended to and written under the records lock: a concurrent import appends to what
+    # this one wrote, never to the ledger as it was before.
+    with records_lock(ledger_path.parent):
+        return _append_sentences(markdown, output, ledger_path, sections)
+
+
+def _append_sentences(markdown: str, output: str, ledger_path: Path, sections: list[str] | None
+                      ) -> tuple[list[Claim], int]:
+    if os.path.lexists(ledger_path):
+        existing_bytes = read_input(ledger_path, "ledger")
         ledger = parse_ledger(existing_bytes, ledger_path, display_path(ledger_path))
         existing_text = existing_bytes.decode("utf-8")
     else:

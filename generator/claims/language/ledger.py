@@ -67,7 +67,7 @@ from generator.verdicts import supported_languages
 from generator.wording import label_problem
 from generator.safe_yaml import Node, parse_yaml
 from generator.errors import InputError
-from generator.fileio import display_path, reading, sha256_bytes
+from generator.fileio import display_path, read_input, reading, sha256_bytes
 from generator.project.outputs import OUTPUT_NAMES
 from generator.results import RESULTS_NAME, PathSyntaxError, Step, clip, excerpt, parse_path
 
@@ -636,7 +636,7 @@ def load_ledger(path: Path | str) -> Ledger:
     ledger_path = Path(path)
     display = display_path(ledger_path)
     try:
-        data = ledger_path.read_bytes()
+        data = read_input(ledger_path, "ledger", display)
     except FileNotFoundError:
         raise InputError("ledger not found; write one (see docs/claims.md, 'The claim ledger') or start with "
                          "`readout import-draft`", path=display) from None

@@ -22,9 +22,15 @@ stamped the order would be stale the moment the freeze was committed, and would 
 shallow and a full clone of one commit; the order is the gate's to verify, every time it runs.
 
 Only `git rev-parse`, `git log`, `git cat-file` (each committed version of a file, read in one
-batch) and `git merge-base` are run, with a timeout, with replacement objects ignored; a missing
-git binary is the same as no history. Within one check (`git_session`) the same question is asked
-of git once.
+batch) and `git merge-base` are run, with a timeout, with replacement objects ignored. Within one
+check (`git_session`) the same question is asked of git once.
+
+"No git history" means only that: the project lies in no git work tree. Git that cannot be read
+where there is one is an input error naming the fix (`check` and the gate exit 2), never "no
+history", since a record git would contradict then passes unchallenged: a clone owned by another
+user, which git refuses ("dubious ownership", as in a container CI job: `safe.directory`), a work
+tree (a `.git` in the project or above it) where no git program is found (install git), a git that
+fails or does not answer within GIT_TIMEOUT_SECONDS (`GitUnreadable`).
 """
 
 from __future__ import annotations
@@ -40,7 +46,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from generator.claims.record.freeze import FreezeLog, entry_sha256
-from generator.errors import InputError
+from generator.errors import InputError, clip
+from generator.fileio import display_path
 from generator.project import FIRST_DRAFT_NAME, Project
 
 MAX_COMMITTED_VERSIONS = 50
@@ -53,9 +60,67 @@ NO_GIT = "no git history"
 
 _session: dict[tuple[str, ...], bytes | None] | None = None
 _history_read = True
-# `git replace` can make any commit look like the parent of any other: the order is read from the
-# commits as they are.
-_GIT_ENVIRONMENT = {**os.environ, "GIT_NO_REPLACE_OBJECTS": "1"}
+
+
+class GitUnreadable(InputError):
+    """The project lies in a git work tree whose history git cannot give: refused, never read as
+    "no history"."""
+
+
+def _git_environment() -> dict[str, str]:
+    """The environment git runs in, as it is now (a PATH set since start-up counts): `git replace`
+    can make any commit look like the parent of any other, so the order is read from the commits as
+    they are, and git speaks English, so that its refusals can be told apart."""
+    return {**os.environ, "GIT_NO_REPLACE_OBJECTS": "1", "LC_ALL": "C", "LANGUAGE": ""}
+
+
+# Exit codes that answer a question instead of reporting a failure: `rev-parse --verify` of a HEAD
+# with no commit yet, `merge-base --is-ancestor` of a commit that is not an ancestor.
+_ANSWERING = {("rev-parse", 1), ("merge-base", 1)}
+# What git says where there is no history to read: no repository here, or one with no commit yet.
+_NO_HISTORY_SAID = ("not a git repository", "does not have any commits yet")
+_SAFE_DIRECTORY = re.compile(r"safe\.directory '?([^'\n]+?)'?\s*$", re.M)
+
+
+def _work_tree_marker(cwd: Path) -> Path | None:
+    """The `.git` (a directory, or the file of a linked work tree or submodule) of `cwd` or of a
+    directory above it: what says there is a work tree when git itself cannot say."""
+    for directory in (Path(os.path.abspath(cwd)), *Path(os.path.abspath(cwd)).parents):
+        if os.path.lexists(directory / ".git"):
+            return directory / ".git"
+    return None
+
+
+def _refusal(args: list[str], cwd: Path, returncode: int | None, stderr: bytes, *, missing: bool = False,
+             timed_out: bool = False) -> GitUnreadable | None:
+    """Why git could not answer `args` in `cwd`, as the error to raise; None where its failure is
+    an answer (outside any work tree, or a question whose "no" is an exit code)."""
+    if missing:
+        marker = _work_tree_marker(cwd)
+        if marker is None and not os.environ.get("GIT_DIR"):
+            return None   # no git and no work tree: there is no history to read
+        return GitUnreadable("a git work tree, but no git program is on PATH, so the order of design and results "
+                             "cannot be read; install git (e.g. `apt-get install git`)",
+                             path=display_path(marker.parent) if marker is not None else "$GIT_DIR")
+    if timed_out:
+        return GitUnreadable(f"`git {args[0]}` did not answer within {GIT_TIMEOUT_SECONDS} s, so the order of design "
+                             "and results cannot be read; run again once the repository is reachable",
+                             path=display_path(cwd))
+    if (args[0], returncode) in _ANSWERING:
+        return None
+    text = stderr.decode("utf-8", "replace")
+    if any(said in text for said in _NO_HISTORY_SAID):
+        return None
+    if "dubious ownership" in text:
+        found = _SAFE_DIRECTORY.search(text)
+        top = found.group(1).strip() if found else os.path.abspath(cwd)
+        return GitUnreadable("git refuses to read this repository, which another user owns (\"dubious ownership\"), "
+                             "so the order of design and results cannot be read; trust it with "
+                             f"`git config --global --add safe.directory {top}`", path=display_path(top))
+    said = next((line.strip() for line in text.splitlines() if line.strip()), f"exit code {returncode}")
+    return GitUnreadable(f"git cannot read this repository (`git {args[0]}`: {clip(said, 160)}), so the order of "
+                         "design and results cannot be read; repair the repository (`git fsck`) or check a fresh "
+                         "clone", path=display_path(cwd))
 
 FULL_HISTORY_FIX = ("fetch full history: `git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout "
                     "(`readout gate` does this itself)")
@@ -86,39 +151,56 @@ def _ask_at_once(questions: list[tuple[list[str], Path, bytes | None]]) -> None:
     if _session is None:
         return
     running = []
+    environment = _git_environment()
     for args, cwd, stdin in questions:
         key = _key(args, cwd, stdin)
-        if key in _session or any(key == other for other, _, _ in running):
+        if key in _session or any(key == other for other, _, _, _, _ in running):
             continue
         try:
             process = subprocess.Popen(["git", *args], cwd=cwd, stdin=subprocess.PIPE if stdin is not None else
-                                       subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                       env=_GIT_ENVIRONMENT)
+                                       subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       env=environment)
         except OSError:
-            continue   # asked again one by one, and answered "no history" there
-        running.append((key, process, stdin))
-    for key, process, stdin in running:
+            continue   # asked again one by one, where a missing git is told from no work tree
+        running.append((key, process, stdin, args, cwd))
+    refused = None
+    for key, process, stdin, args, cwd in running:
         try:
-            output, _ = process.communicate(stdin, timeout=GIT_TIMEOUT_SECONDS)
+            output, errors = process.communicate(stdin, timeout=GIT_TIMEOUT_SECONDS)
         except subprocess.SubprocessError:
             process.kill()
             process.communicate()
-            output = None
+            refused = refused or _refusal(args, cwd, None, b"", timed_out=True)
+            continue
+        if process.returncode != 0:
+            refused = refused or _refusal(args, cwd, process.returncode, errors)
         _session[key] = output if process.returncode == 0 else None
+    if refused is not None:
+        raise refused
 
 
 def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes | None:
+    """git's output for `args` in `cwd`; None where git answers "none" (outside a work tree, a
+    question whose "no" is an exit code); GitUnreadable where it cannot answer."""
     if not _history_read:
         return None
     key = _key(args, cwd, stdin)
     if _session is not None and key in _session:
         return _session[key]
+    if not os.path.isdir(cwd):
+        return None   # nothing there to hold a history
     try:
         completed = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True,
-                                   timeout=GIT_TIMEOUT_SECONDS, env=_GIT_ENVIRONMENT)
+                                   timeout=GIT_TIMEOUT_SECONDS, env=_git_environment())
+    except OSError:   # no git program (or none this user may run)
+        refused, output = _refusal(args, cwd, None, b"", missing=True), None
+    except subprocess.TimeoutExpired:
+        refused, output = _refusal(args, cwd, None, b"", timed_out=True), None
+    else:
         output = completed.stdout if completed.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError):
-        output = None
+        refused = _refusal(args, cwd, completed.returncode, completed.stderr) if completed.returncode else None
+    if refused is not None:
+        raise refused
     if _session is not None:
         _session[key] = output
     return output

@@ -39,7 +39,7 @@ from generator.characters import describe, hidden_character
 from generator.claims.evidence import Evidence
 from generator.memo import book, default_memo
 from generator.errors import InputError
-from generator.fileio import display_path, reading, resolved, sha256_text
+from generator.fileio import display_path, input_problem, read_input, reading, resolved, sha256_text
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -300,11 +300,11 @@ class DesignDocument:
         self.name = name
         self.path = path
         with reading(path):
-            size = path.stat().st_size
-            if size > MAX_DOCUMENT_BYTES:
-                raise InputError(f"design document is {size:,} bytes, larger than 1 MB "
+            raw = read_input(path, "design document")
+            if len(raw) > MAX_DOCUMENT_BYTES:
+                raise InputError(f"design document is {len(raw):,} bytes, larger than 1 MB "
                                  f"({MAX_DOCUMENT_BYTES:,} bytes); split it", path=display_path(path))
-            source = path.read_bytes().decode("utf-8", errors="replace")
+            source = raw.decode("utf-8", errors="replace")
             self._parse(source)
         self._closest_cache: dict[str, tuple[int, str] | None] = {}
 
@@ -476,8 +476,11 @@ def design_files(design_dir: Path) -> dict[str, Path]:
         if not inside(path, design_dir):
             raise InputError("resolves outside design/ (a link out); design documents must live inside design/",
                              path=display_path(path))
-        if path.is_file():
-            found[relative.as_posix()] = path
+        if path.is_dir() or not path.exists():
+            continue   # a link to a directory of design/ (its files are listed), or to nothing
+        if problem := input_problem(path):   # a FIFO or a device is refused, never skipped or read
+            raise InputError(f"{problem}; every file under design/ is a design document", path=display_path(path))
+        found[relative.as_posix()] = path
     return found
 
 

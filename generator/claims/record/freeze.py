@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -43,6 +44,7 @@ from generator.claims.record.triggers import (HOW_TO_ADD_REGRESSION, REGRESSION_
 from generator.errors import InputError
 from generator.fileio import (atomic_write_json, display_path, reading, remove_stale_temporaries, sha256_file,
                               utf8_text)
+from generator.locks import records_lock
 from generator.project import Project
 from generator.results import read_results, strict_json
 
@@ -143,11 +145,11 @@ def _shape_problem(entry: Any) -> str | None:
 def read_freeze_log(project: Project) -> FreezeLog | None:
     """The freeze log as stored (None when there is none); a malformed file is an input error."""
     path = project.freeze_path
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
     shown = display_path(path)
     with reading(path):
-        text = utf8_text(path, shown)
+        text = utf8_text(path, shown, "design freeze log")
         try:
             record = strict_json(text)
         except json.JSONDecodeError as error:
@@ -188,7 +190,7 @@ def current_texts(project: Project) -> dict[str, str]:
     texts = {}
     for name, path in design_files(project.design_dir).items():
         with reading(path):
-            texts[name] = utf8_text(path, display_path(path))
+            texts[name] = utf8_text(path, display_path(path), "design document")
     return texts
 
 
@@ -324,8 +326,16 @@ def freeze_project(project: Project, *, reason: str | None = None, post_hoc: Seq
     """Append a freeze entry for the design as it is now (nothing when it is unchanged).
 
     Once results exist, a change is an amendment: it needs a `reason`, and every decision whose
-    rule it sets or moves must be named in `post_hoc`, or nothing is written.
+    rule it sets or moves must be named in `post_hoc`, or nothing is written. The log is read and
+    written under the project's records lock: a concurrent freeze chains to the entry this one
+    wrote (or finds the design already frozen), and no entry either reports is lost.
     """
+    with records_lock(project.freeze_path.parent):
+        return _append_freeze(project, reason, post_hoc, now)
+
+
+def _append_freeze(project: Project, reason: str | None, post_hoc: Sequence[str], now: datetime | None
+                   ) -> FreezeOutcome:
     # A killed freeze's temporary sits in claims/, where git would list it: gone even when nothing changed.
     remove_stale_temporaries([project.freeze_path.parent])
     texts = current_texts(project)

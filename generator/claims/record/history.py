@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -28,7 +29,9 @@ from generator.claims.record.anchoring import committed_versions
 from generator.memo import default_memo
 from generator.claims.language.repeats import find_repeats
 from generator.errors import InputError
-from generator.fileio import atomic_write_bytes, atomic_write_text, display_path, reading, sha256_bytes, utf8_text
+from generator.fileio import (atomic_write_bytes, atomic_write_text, display_path, read_input, reading, sha256_bytes,
+                              utf8_text)
+from generator.locks import records_lock
 from generator.project import FIRST_DRAFT_NAME, Project
 from generator.results import strict_json
 from generator.safe_yaml import Node, parse_yaml
@@ -56,11 +59,11 @@ def read_history(project: Project) -> History:
     first-draft ledger, re-countable from claims/ledger.first-draft.yaml."""
     history = History()
     path = project.history_path
-    if not path.exists():
+    if not os.path.lexists(path):
         return history
     shown = display_path(path)
     with reading(path):
-        for number, line in enumerate(utf8_text(path, shown).splitlines(), start=1):
+        for number, line in enumerate(utf8_text(path, shown, "trace history").splitlines(), start=1):
             if not line.strip():
                 continue
             try:
@@ -90,9 +93,9 @@ def _first_draft_problems(project: Project, first: dict[str, Any], shown: str) -
     """Re-count what can be re-counted of the first draft from the preserved first-draft ledger."""
     draft_path = project.claims_dir / FIRST_DRAFT_NAME
     draft_shown = display_path(draft_path)
-    if not draft_path.is_file():
+    if not os.path.lexists(draft_path):
         return [f"{draft_shown}: missing; the first history line scores a ledger that is no longer kept"]
-    raw = draft_path.read_bytes()
+    raw = read_input(draft_path, "ledger", draft_shown)
     if sha256_bytes(raw) != first["ledger_sha256"]:
         return [f"{draft_shown}: not the ledger the first history line scored (sha256 differs): the first draft "
                 "was replaced"]
@@ -148,8 +151,9 @@ def committed_history_problems(project: Project) -> list[str]:
     """When the project is in a git work tree: every committed version of the history must be a
     prefix of today's (append-only), and the first-draft ledger must never have changed."""
     problems = []
-    for path, rule in ((project.history_path, "prefix"), (project.claims_dir / FIRST_DRAFT_NAME, "same")):
-        current = path.read_bytes() if path.is_file() else b""
+    for path, rule, kind in ((project.history_path, "prefix", "trace history"),
+                             (project.claims_dir / FIRST_DRAFT_NAME, "same", "ledger")):
+        current = read_input(path, kind) if os.path.lexists(path) else b""
         for commit, committed in committed_versions(path):
             if rule == "prefix" and b"previous_sha256" not in committed.split(b"\n", 1)[0]:
                 continue  # a history committed before it was chained; its lines were re-chained once
@@ -177,14 +181,30 @@ def history_entry(history: History, moment: datetime, ledger_sha256: str, untrac
             "previous_sha256": line_sha256(history.lines[-1]) if history.lines else GENESIS}
 
 
-def append_history(project: Project, entry: dict[str, Any]) -> None:
-    """Append one line; the first line also preserves the ledger it scored as the first draft."""
+def append_history(project: Project, entry: dict[str, Any], history: History | None = None) -> bool:
+    """Append `entry` unless the history already scores its ledger; the first line also preserves
+    the ledger it scored as the first draft. Read and written under the project's records lock, so
+    a check run at the same time as this one never loses a line: the entry is chained to the last
+    line as it is now (what another check appended since `history` was read included). `history`,
+    when given, is brought up to the file as written. Whether the entry was appended."""
     path = project.history_path
-    existing = path.read_bytes() if path.exists() else b""
-    if not existing.strip():
-        draft = project.ledger_path.read_bytes()
-        atomic_write_bytes(project.claims_dir / FIRST_DRAFT_NAME, draft)
-    if existing and not existing.endswith(b"\n"):
-        existing += b"\n"
-    line = json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n"
-    atomic_write_text(path, existing.decode("utf-8") + line)
+    with records_lock(project.claims_dir):
+        existing = read_input(path, "trace history") if os.path.lexists(path) else b""
+        lines = [line for line in existing.decode("utf-8").splitlines() if line.strip()]
+        entries = [strict_json(line) for line in lines]
+        appended = not any(isinstance(kept, dict) and kept.get("ledger_sha256") == entry["ledger_sha256"]
+                           for kept in entries)
+        if appended:
+            if not lines:
+                draft = read_input(project.ledger_path, "ledger")
+                atomic_write_bytes(project.claims_dir / FIRST_DRAFT_NAME, draft)
+            entry["previous_sha256"] = line_sha256(lines[-1]) if lines else GENESIS
+            line = json.dumps(entry, sort_keys=True, ensure_ascii=False)
+            if existing and not existing.endswith(b"\n"):
+                existing += b"\n"
+            atomic_write_text(path, existing.decode("utf-8") + line + "\n")
+            lines.append(line)
+            entries.append(entry)
+    if history is not None:
+        history.lines, history.entries = lines, entries
+    return appended

@@ -65,7 +65,7 @@ from generator.memo import default_memo
 from generator.claims.language.predicates import (UNKNOWN, Predicate, PredicateEvaluationError, PredicateSyntaxError,
                                          compile_predicate, evaluate_three_valued)
 from generator.errors import InputError, clip
-from generator.fileio import display_path, reading, sha256_text
+from generator.fileio import display_path, read_input, reading, sha256_text
 from generator.numerals import find_numerals, numeral_value
 from generator.results import RESULTS_NAME, PathSyntaxError, Results, cost_block, parse_path, path_text
 from generator.results.model import cheapest_within, within_budget
@@ -250,7 +250,7 @@ def design_fences(design_dir: Path, kinds: tuple[str, ...]) -> list[tuple[str, s
         shown = display_path(path)
         try:
             with reading(path):
-                text = path.read_text(encoding="utf-8")
+                text = read_input(path, "design document", shown).decode("utf-8")
         except UnicodeDecodeError as error:
             raise InputError(f"not UTF-8 text (byte {error.start})", path=shown) from None
         blocks += [(info, content, line, heading, name, shown) for info, content, line, heading in _fences(text)

@@ -2,8 +2,10 @@
 
 Modules: `checker` (one claim, the whole project), `context` (what every claim of one check
 shares), `view` (one view of a claim, built once, that every rule reads), `rules` (the rule
-registry, one module per family), `naming` (how a sentence names rows, queries and values), `measured` (values in results
-files), `rederive` (every recorded figure recomputed from run files and judgements), `dataset` (what a
+registry, one module per family), `naming` (how a sentence names rows, queries and values),
+`measured` (values in results files), `rederive` (every recorded figure recomputed from run files
+and judgements), `shown` (every results file an output, a decision or export shows, re-derived or
+refused), `dataset` (what a
 results file records that the project's data and settings can still say),
 `identifiers` (which digit-bearing tokens are ids of the project) and `report` (what a check
 found, as text, JSON and GitHub annotations).

@@ -31,6 +31,7 @@ from generator.claims.tracing.context import CheckContext
 from generator.claims.tracing.report import AUTHOR, FRAME, ORIGINS, QUOTE, CheckReport, ClaimResult
 from generator.claims.tracing.rules import findings
 from generator.claims.tracing.rules.prose import closed_rule_problems
+from generator.claims.tracing.shown import vouch_for_shown
 from generator.claims.tracing.view import build_view
 from generator.errors import InputError
 from generator.fileio import display_path, sha256_file
@@ -95,7 +96,7 @@ def _check_placement(ledger: Ledger, project: Project, ledger_display: str) -> N
 
 
 def check_ledger(ledger: Ledger, project: Project, freeze_log: Any = None
-                 ) -> tuple[list[ClaimResult], dict[str, str], list[DecisionRow]]:
+                 ) -> tuple[list[ClaimResult], dict[str, str], list[DecisionRow], Any]:
     """Check every claim; returns the results (ledger order), the sha256 of each results file read
     and every decision record's trigger, evaluated (with what the design freeze `freeze_log` says
     of its rule)."""
@@ -153,6 +154,7 @@ def _check_project(project: Project, record_history: bool, now: datetime | None)
     context = ledger_context(ledger, project, log)
     checked = [check_claim(claim, context) for claim in ledger.claims]
     inputs, decisions = context.results.sha256(), context.decisions
+    shown = vouch_for_shown(project, context.results, decisions)   # every results file an output shows
     problems_of_labels = label_problems(project, ledger, context)
     # The same sentence for a reader is a repeat however its source spells it (placeholders renamed,
     # a look-alike letter, a soft hyphen): compared as rendered, canonical.
@@ -170,9 +172,7 @@ def _check_project(project: Project, record_history: bool, now: datetime | None)
             entry["ledger_sha256"] == ledger.sha256 for entry in history.entries):
         entry = history_entry(history, now or datetime.now(timezone.utc), ledger.sha256, untraceable, struck,
                               len(counted))
-        append_history(project, entry)
-        history.entries.append(entry)
-        recorded = True
+        recorded = append_history(project, entry, history)
     anchoring = project_anchoring(project, log, history.entries[0]["ledger_sha256"] if history.entries else None)
     problems.extend(anchoring.problems)
     for row in decisions:
@@ -188,4 +188,5 @@ def _check_project(project: Project, record_history: bool, now: datetime | None)
         label_problems=problems_of_labels,
         design_freeze_sha256=sha256_file(project.freeze_path) if project.freeze_path.exists() else None,
         inputs_sha256=inputs, ledger_path=ledger.path, history_recorded=recorded, freeze_documents=current,
-        decisions=decisions, anchoring=anchoring, freeze_entries=list(log.entries) if log is not None else [])
+        decisions=decisions, anchoring=anchoring, freeze_entries=list(log.entries) if log is not None else [],
+        results_problems=shown.problems, rederived=shown.rederived)

@@ -37,7 +37,7 @@ from generator.core.options import SHAPE_COST
 from generator.core.rows import name_kind_problem
 from generator.core.runfiles import positive_grades, read_qrels
 from generator.core.signflip import SIGNIFICANCE, agreement, exact_p_value, wins_ties_losses
-from generator.fileio import sha256_file
+from generator.fileio import input_problem, read_input, sha256_file
 from generator.results import Results, seal_problem
 from generator.results.builders import (RowRun, all_pairs_block, ceiling_block, diagnosis_block,
                                         diagnosis_summary_block, draw_comparison, frontier_block, per_query_block,
@@ -109,6 +109,9 @@ def _read_hashed(outputs_dir: Path, entry: Any, where: str, read: dict[str, str 
     path_text = _field(entry, "path", where)
     recorded = _field(entry, "sha256", where)
     path = outputs_dir / str(path_text)
+    if problem := input_problem(path):
+        read[str(path_text)] = None
+        raise Mismatch(f"{where}: {path_text} {problem}")
     if not path.is_file():
         read[str(path_text)] = None
         raise Mismatch(f"{where}: {path_text} is missing")
@@ -124,7 +127,7 @@ _RUN_LINE = re.compile(r"^(\S+)[ \t]+\S+[ \t]+(\S+)[ \t]+(\d+)[ \t]+\S+[ \t]+\S+
 
 def read_ranked_run(path: Path) -> dict[str, list[str]]:
     """A TREC run as query -> documents in rank order (the rank column, as written)."""
-    text = path.read_text(encoding="utf-8")
+    text = read_input(path, "run file").decode("utf-8")
     lines = _RUN_LINE.findall(text)
     if len(lines) != text.count("\n") + (not text.endswith("\n") and bool(text)) - len(_BLANK_LINE.findall(text)):
         for number, line in enumerate(text.splitlines(), start=1):

@@ -89,10 +89,15 @@ class CheckReport:
     # The score by who wrote the sentences: frames (the package, from results), quotes (the package,
     # from the design) and the author's words.
     by_origin: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Results files an output or a decision shows that do not re-derive, and every file re-derived
+    # (real path -> sha256): what a render may read (generator.claims.tracing.shown).
+    results_problems: list[str] = field(default_factory=list)
+    rederived: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return not self.failing() and self.freeze_ok and not self.history_problems and not self.label_problems
+        return (not self.failing() and self.freeze_ok and not self.history_problems and not self.label_problems
+                and not self.results_problems)
 
     def result(self, claim_id: str) -> ClaimResult:
         for result in self.results:
@@ -128,6 +133,7 @@ def failure_lines(report: CheckReport) -> list[str]:
     lines.extend(f"design freeze: {problem}" for problem in report.freeze_problems)
     lines.extend(f"trace history: {problem}" for problem in report.history_problems)
     lines.extend(f"label: {problem}" for problem in report.label_problems)
+    lines.extend(f"results: {problem}" for problem in report.results_problems)
     return lines
 
 
@@ -242,6 +248,9 @@ def summary_lines(report: CheckReport) -> list[str]:
     if report.label_problems:
         failures.append(f"{len(report.label_problems)} of the titles and strike reasons "
                         f"carr{'ies' if len(report.label_problems) == 1 else 'y'} a result")
+    if report.results_problems:
+        failures.append(f"{len(report.results_problems)} results file{'s' if len(report.results_problems) != 1 else ''}"
+                        " shown without re-deriving")
     if failures:
         lines.append("Check failed: " + "; ".join(failures))
     elif report.struck:
@@ -264,6 +273,7 @@ def format_text(report: CheckReport) -> str:
     lines.extend(report.freeze_problems)
     lines.extend(report.history_problems)
     lines.extend(report.label_problems)
+    lines.extend(report.results_problems)
     lines.extend(decision_lines(report))
     lines.extend(order_lines(report))
     lines.extend(summary_lines(report))
@@ -287,7 +297,7 @@ def format_github(report: CheckReport) -> str:
             lines.append(f"::error file={_escape_property(ledger_display)},line={result.claim.line},"
                          f"title={title}::{_escape_data(finding.message)}")
     for title, problems in (("design freeze", report.freeze_problems), ("trace history", report.history_problems),
-                            ("label", report.label_problems)):
+                            ("label", report.label_problems), ("results", report.results_problems)):
         for problem in problems:
             name, _, message = problem.partition(": ")
             lines.append(f"::error file={_escape_property(name.rstrip('/'))},title={title}::{_escape_data(message)}")
@@ -327,6 +337,7 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
                    "sha256": report.design_freeze_sha256},
         "history": {"ok": not report.history_problems, "problems": report.history_problems},
         "labels": {"ok": not report.label_problems, "problems": report.label_problems},
+        "results": {"ok": not report.results_problems, "problems": report.results_problems},
         "inputs_sha256": report.inputs_sha256, "history_recorded": report.history_recorded,
         "decisions": [row.as_dict() for row in report.decisions],
         "order": {"git": report.anchoring.git,
