@@ -54,6 +54,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -367,7 +368,7 @@ def _regression_block(found: list[tuple[str, str, int, str | None, str, str]]) -
                                                                for item in value):
             raise InputError(f"a non-empty list of {what}", path=shown, line=line_of(key), field=key)
         stripped = [item.strip() for item in value]
-        repeated = sorted({item for item in stripped if stripped.count(item) > 1})
+        repeated = sorted(item for item, times in Counter(stripped).items() if times > 1)   # linear in the names
         if repeated:
             raise InputError(f"{clip(repeated[0], 40)!r} is listed twice", path=shown, line=line_of(key), field=key)
         names[key] = tuple(stripped)
