@@ -260,61 +260,55 @@ _BUILD_PLAN = """\
 
 _LEDGER = """\
 # The claim ledger: every sentence the reports say, with the evidence that must support it.
-# Format: generator/claims/language/ledger.py (docstring). A claim with no source never traces: `readout
-# check` exits 1 and `readout build` renders only with --draft, every such claim flagged. Each
-# claim below carries, commented, a source that traces against the scaffold's design documents:
-# uncomment it (or write your own) and run `readout check`.
+# Format: docs/claims.md (frames, free prose, sources). A claim with no source never traces: `readout
+# check` exits 1 and `readout build` renders only with --draft, every such claim flagged.
+#
+# Two kinds of claim. A sentence that carries a result (a value, a comparison, a budget fit, a
+# decision, a quote of the design) is a `frame:` the package writes from the computed result, so
+# it cannot say more than was computed. Anything else is your own `text:`, shown to readers as the
+# author's words; beside a row, a metric or a model it may use only function words and the words
+# of the design quotes it cites. Each claim below has no source yet: replace it with the frame in
+# its comment (or write your own) and run `readout check`.
 version: 1
 claims:
   - id: rows-hybrid
     output: teachback
     section: rows
     kind: factual
-    text: "The hybrid row fuses both lists with Reciprocal Rank Fusion."
-    # sources:
-    #   - design: {document: decisions.md, quote: "**Choice:** Reciprocal Rank Fusion with constant 60 over both top-50 lists."}
+    text: "Fusion joins the two ranked lists into one."
+    # frame: {quote: decisions.md, text: "**Choice:** Reciprocal Rank Fusion with constant 60 over both top-50 lists.", phrasing: choice}
   - id: candidates-fixed
     output: teachback
     section: candidates
     kind: causal
-    text: "The reranker sees the hybrid candidates and nothing else, so it cannot recover a document hybrid missed."
-    # sources:
-    #   - design: {document: topology.md, quote: "The reranker sits after fusion: it sees the hybrid candidates and nothing else."}
+    text: "The last stage reorders the candidates and adds none."
+    # frame: {quote: topology.md, text: "The reranker sits after fusion: it sees the hybrid candidates and nothing else.", phrasing: reason}
   - id: expected-hybrid
     output: aar
     section: expected
     kind: causal
-    text: "We expected hybrid fusion to help over dense alone, because exact term matches recover documents the bi-encoder ranks low."
-    # sources:
-    #   - design: {document: requirements.md, quote: "Hybrid fusion should help over dense alone, because exact term matches recover documents the bi-encoder ranks low."}
+    text: "We expected fusion to help over the first list alone."
+    # frame: {quote: requirements.md, text: "Hybrid fusion should help over dense alone, because exact term matches recover documents the bi-encoder ranks low.", phrasing: expected}
   - id: next-measure
     output: aar
     section: next
     kind: recommendation
-    text: "Measure the rerank row where a cross-encoder loads, because the decision waits for it."
-    # sources:
-    #   - design: {document: decisions.md, quote: "**Cost:** the decision waits for a measured rerank row."}
+    text: "Measure the last stage where its model loads."
+    # frame: {quote: decisions.md, text: "**Cost:** the decision waits for a measured rerank row.", phrasing: reason}
   - id: results-hybrid
     output: readout
     section: results
     kind: evaluative
-    text: "Hybrid ranks the relevant documents higher than dense alone on the sample."
-    # Measured instead: the text shows both values, a predicate compares them, and the assertion
-    # licenses "ranks above" (the checker computes it; whether it holds is for your data to say):
-    # text: "Hybrid ranks above dense on the sample: nDCG@5 {hybrid:.3f} against {dense:.3f}."
-    # sources:
-    #   - measured:
-    #       values: {hybrid: "table[search=hybrid].nDCG@5", dense: "table[search=dense].nDCG@5"}
-    #       predicate: "hybrid > dense"
-    # asserts:
-    #   - {higher: hybrid, than: dense, metric: nDCG@5}
+    text: "Say here how fusion compares with the first list."
+    # The package writes the comparison from the results (the direction, the interval, the test,
+    # the query set: whether it holds is for your data to say):
+    # frame: {comparison: hybrid, against: dense, metric: nDCG@5}
   - id: limits-sample
     output: readout
     section: limits
     kind: factual
-    text: "The sample is small: enough to see a direction, not to prove a general win."
-    # sources:
-    #   - design: {document: requirements.md, quote: "The sample is small: enough to see a direction, not to prove a general win."}
+    text: "A few queries are enough to see a direction, not to prove a general win."
+    # frame: {quote: requirements.md, text: "The sample is small: enough to see a direction, not to prove a general win."}
 """
 
 INSTALL_COMMANDS = """\
@@ -532,7 +526,7 @@ def scaffold_files(title: str = DEFAULT_TITLE, data: str = DEFAULT_DATA, *,
                                     rerank_settings=settings,
                                     cost_section=_COST_SECTION if rerank else "",
                                     cost_chart=_COST_CHART if rerank else "",
-                                    candidates_title="Why reranking cannot change the candidates" if rerank
+                                    candidates_title="Reranking and the candidates" if rerank
                                     else "What fusion cannot find"),
         "design/requirements.md": _REQUIREMENTS,
         "design/decisions.md": _DECISIONS,
