@@ -742,7 +742,7 @@ COMMANDS: tuple[Command, ...] = (
     ("check", "prove every ledger claim against design documents and results", _configure_check, _run_check),
     ("import-draft", "turn a Markdown draft into unsourced ledger claims", _configure_import_draft,
      _run_import_draft),
-    ("upgrade-ledger", "convert a ledger written before frames: what it asserted becomes frames the package writes",
+    ("upgrade-ledger", "convert a ledger written before frames into frames the package writes",
      _configure_upgrade_ledger, _run_upgrade_ledger),
     ("render", "render readout.html, TEACHBACK.md and AAR.md from the checked ledger", _configure_render,
      _run_render),

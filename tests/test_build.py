@@ -56,7 +56,7 @@ def test_build_skips_evaluation_when_inputs_and_parameters_are_unchanged(beir_pr
     assert out.splitlines()[0] == "results: up to date (inputs and parameters unchanged); evaluation skipped"
     assert "wrote outputs/readout.html" in out
     hybrid, dense = _ndcg(beir_project, "hybrid"), _ndcg(beir_project, "dense")
-    assert f"{hybrid:.3f} against dense {dense:.3f}" in (beir_project / "outputs" / "readout.html").read_text()
+    assert f"{hybrid:.3f} and dense's is {dense:.3f}" in (beir_project / "outputs" / "readout.html").read_text()
 
 
 def test_build_evaluates_when_inputs_changed_then_renders_the_new_numbers(beir_project, fake_evaluation, capsys):
@@ -69,7 +69,7 @@ def test_build_evaluates_when_inputs_changed_then_renders_the_new_numbers(beir_p
     html = (beir_project / "outputs" / "readout.html").read_text()
     hybrid, dense = _ndcg(beir_project, "hybrid"), _ndcg(beir_project, "dense")
     assert f"{hybrid:.3f}" != f"{before:.3f}"  # the fake run changed the figure the verdict shows
-    assert f"Hybrid reaches nDCG@5 {hybrid:.3f} against dense {dense:.3f}." in html
+    assert f"Hybrid's nDCG@5 is {hybrid:.3f} and dense's is {dense:.3f}." in html
     assert main(["render", "--check"]) == 0
 
 
@@ -136,7 +136,7 @@ claims:
     output: readout
     section: verdict
     kind: evaluative
-    text: "Hybrid reaches NDCG@3 {hybrid:.6f} against BM25 {bm25:.6f}."
+    text: "Hybrid reaches NDCG@3 {hybrid:.6f} and BM25 {bm25:.6f}."
     sources:
       - measured:
           values: {hybrid: "table[search=hybrid].nDCG@3", bm25: "table[search=bm25].nDCG@3"}
@@ -145,7 +145,7 @@ claims:
     output: aar
     section: happened
     kind: performance
-    text: "The reranker kept NDCG@3 at {reranked:.6f}."
+    text: "The reranker reaches NDCG@3 {reranked:.6f}."
     sources:
       - measured:
           values: {reranked: "table[search=reranked].nDCG@3"}
@@ -177,12 +177,12 @@ def test_build_runs_the_sandbox_then_checks_and_renders_with_the_same_templates(
     assert out.splitlines()[0] == "results: running the sandbox"
     html = (sandbox_project / "outputs" / "readout.html").read_text()
     # spec section 5's published macro figures, as the claim and the table show them
-    assert "Hybrid reaches NDCG@3 0.888438 against BM25 0.855971." in html
+    assert "Hybrid reaches NDCG@3 0.888438 and BM25 0.855971." in html
     assert "<td class=\"text\">min-max hybrid, alpha on BM25</td><td>1.000000</td><td>0.888438</td>" in html
     assert "<svg" not in html  # no charts configured for this project
     aar = (sandbox_project / "outputs" / "AAR.md").read_text()
     assert "| reranked | 0.888438 |" in aar
-    assert "The reranker kept NDCG@3 at 0.888438.[^1]" in aar
+    assert "The reranker reaches NDCG@3 0.888438.[^1]" in aar
     assert main(["render", "--check", "."]) == 0
 
 

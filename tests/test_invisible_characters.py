@@ -190,11 +190,11 @@ def test_alone_with_a_soft_hyphen_is_refused_for_the_hidden_character_not_read_a
 # --- on a clean input, the checker reads what the reader sees ----------------------------------
 
 CLEAN = {
-    "plain": ("Hybrid fuses both lists with RRF.", FUSION),
-    "emphasis": ("Hybrid fuses *both* lists with **RRF**.", FUSION),
-    "code": ("Hybrid fuses both lists with `rrf`.", FUSION),
-    "accents": ("Hybrid fuses both lists, a na\u00efve caf\u00e9 fusion.", FUSION),
-    "markup": ("Hybrid fuses <both> lists & more.", FUSION),
+    "plain": ("Hybrid uses RRF with lists.", FUSION),
+    "emphasis": ("Hybrid *uses* **RRF** with lists.", FUSION),
+    "code": ("Hybrid uses `rrf` with lists.", FUSION),
+    "accents": ("The fusion rule is a na\u00efve caf\u00e9 rule.", FUSION),
+    "markup": ("The fusion rule takes <both> lists & more.", FUSION),
     "placeholder": ("Hybrid reached nDCG@5 {h:.3f} on the sample.",
                     measured({"h": "table[search=hybrid].nDCG@5"})),
 }

@@ -89,9 +89,7 @@ claims:
     output: readout
     section: limits
     kind: factual
-    text: "A release may cost the team run at most 0.01 nDCG@10 on the same queries and judgements."
-    sources:
-      - design: {document: regression.md, quote: "A release may cost the team run at most 0.01 nDCG@10 on the same queries and judgements."}
+    frame: {quote: regression.md, text: "A release may cost the team run at most 0.01 nDCG@10 on the same queries and judgements.", phrasing: rule}
 """
 OUTPUTS = {"readout": {"file": "readout.html", "template": "readout.html.j2",
                        "sections": [{"id": "results", "title": "The team run", "show": ["table"]},

@@ -161,6 +161,12 @@ class ResultsModel:
         figures = _mapping(entry.get("metrics")).get(metric)
         return figures if isinstance(figures, dict) else None
 
+    @property
+    def power_levels(self) -> tuple[Any, Any]:
+        """(power, alpha) the `power` block's detectable effects are computed at, or Nones."""
+        block = _mapping(self.data.get(POWER.name))
+        return block.get("power"), block.get("alpha")
+
     def quantized_twins(self) -> list[tuple[str, str]]:
         """(int8 row, its fp32 twin) for every measured rerank row of `manifest.rows` run in int8
         whose twin (the same model, over the same row, at the same max_length, in fp32) was measured

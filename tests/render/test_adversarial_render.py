@@ -174,10 +174,10 @@ BARE_ADDRESSES = ["https://evil.example/p", "www.evil.example", "rerank@evil.exa
 
 @pytest.mark.parametrize("address", BARE_ADDRESSES, ids=["https", "www", "email"])
 def test_bare_addresses_render_as_code_not_links(tmp_path, make_project, monkeypatch, capsys, address):
-    extra = (claim("in-teachback", f"Hybrid fuses both lists, see {address} today.", FUSION,
+    extra = (claim("in-teachback", f"The fusion rule is in the design, see {address} today.", FUSION,
                    output="teachback", section="rows")
-             + claim("in-aar", f"Hybrid fuses both lists, see {address} today.", FUSION, output="aar", section="why")
-             + claim("in-readout", f"Hybrid fuses both lists, see {address} today.", FUSION))
+             + claim("in-aar", f"The fusion rule is in the design, see {address} today.", FUSION, output="aar", section="why")
+             + claim("in-readout", f"The fusion rule is in the design, see {address} today.", FUSION))
     root = make_project(tmp_path / "p", extra_claims=extra)
     outcome = run_cli(root, monkeypatch, capsys, "render")
     assert outcome.code == 0, outcome.out + outcome.err

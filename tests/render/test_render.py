@@ -105,7 +105,7 @@ def test_struck_claim_renders_struck_and_omitted_claim_is_absent(tmp_path, monke
     assert code == 0, err
     texts = outputs(root)
     assert '<del>Reranking adds 12 ms per query.</del>' in texts["readout.html"]
-    assert "struck: typed by hand, and the rerank row was not measured" in texts["readout.html"]
+    assert "struck: the rerank row was not measured" in texts["readout.html"]
     # Struck without a display: withdrawn, listed at the end with its reason, not in the prose.
     withdrawn = texts["AAR.md"].split("## Withdrawn claims", 1)
     assert len(withdrawn) == 2 and "The lift was a big surprise." not in withdrawn[0]
@@ -128,7 +128,8 @@ def test_claims_show_their_sources(project, capsys):
             f'{hybrid:.3f}</span><span class="raw">path <code>table[search=hybrid].nDCG@5</code></span>') in note
     teachback = outputs(project)["TEACHBACK.md"]
     # The author's words are a quote of their own, marked (generator/render/shell.py).
-    assert ("> **Author's words** The cross-encoder reorders the *same* candidates; nothing enters or leaves.[^1]\n\n"
+    assert ("> **Author's words** The design: \"The cross-encoder reorders the *same* 50 candidates; nothing enters "
+            "or leaves.\"[^1]\n\n"
             "[^1]: from the design `decisions.md` line 9 § Reranking: “The cross-encoder reorders the same 50 "
             "candidates; nothing enters or leaves.”\n") in teachback
 

@@ -23,6 +23,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
     "configuration's `ceiling`, the ceiling block's `per_query`, a cost shape's `parameters`), or a field of "
     "the manifest (`parameters`)": {
         "generator.claims.tracing.rederive": {"ceiling", "per_query", "queries"},
+        "generator.claims.frames.readings": {"queries"},
         "generator.claims.record.triggers": {"ceiling"},
         "generator.core.comparisons": {"queries"},
         "generator.core.frontier": {"ceiling"},
@@ -42,7 +43,16 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.evaluate.currency": {"frontier", "rerank_cost"},
         "generator.project.outputs": {"all_pairs", "frontier", "per_query", "rerank_cost", "table"},
         "generator.render.renderer": {"all_pairs", "frontier", "per_query", "rerank_cost", "table"},
+        "generator.render.shell": {"all_pairs", "frontier", "per_query", "rerank_cost", "table"},
         "generator.sandbox.config": {"parameters"},
+    },
+    "the ledger's own words: a claim frame's kind (`ceiling`, `diagnosis`, `frontier`, `power`) or a figure it "
+    "places (`documents`), a schema kind (`power`), a ledger key (`status`)": {
+        "generator.claims.frames.phrasing": {"documents"},
+        "generator.claims.frames.readings": {"ceiling", "diagnosis", "documents", "frontier", "power"},
+        "generator.claims.frames.spec": {"ceiling", "diagnosis", "frontier", "power"},
+        "generator.claims.language.upgrade": {"status"},
+        "generator.claims.tracing.rules.presentation": {"power"},
     },
     "another file's format: the ledger's and the check report's `status`, the design freeze's `documents`, "
     "run_manifest.json and topic_error_analysis.csv, the L03 input files, the ceiling calculator's case, the "

@@ -37,6 +37,7 @@ from generator.claims.record.design import check_design_source, reduce_markdown
 from generator.results import comparison_name
 from generator.results.paths import MISSING
 from generator.results.model import cheapest_within, within_budget
+from generator.results.schema import QUERIES
 
 # The fewest queries an interval, a test, a share or a decision is read from: below it the exact
 # sign-flip test cannot reach p < 0.05 whatever the differences (generator.core.sample_size), the
@@ -125,7 +126,7 @@ class Reader:
         self.reading.figures["n_plain"] = Figure("count", queries if queries is not None else 0)
         query_set = model.query_set
         self.reading.facts["scope"] = query_set if query_set in ("sample", "all") else "set"
-        _measured(self.reading, self.frame.file, "queries", queries)
+        _measured(self.reading, self.frame.file, QUERIES.name, queries)
 
     def threshold(self, reference: str):
         found, problem = thresholds.resolve(reference, self.context.rules, self.context.frozen_regression,
@@ -433,8 +434,7 @@ class Reader:
         if entry is None:
             return reading.fail(f"{frame.file} holds no power of {row} against {against} on {metric}")
         where = f"power.comparisons.{comparison_name(row, against)}.metrics.{metric}"
-        block = model.data.get("power") if isinstance(model.data.get("power"), dict) else {}
-        power, alpha = _number(block.get("power")), _number(block.get("alpha"))
+        power, alpha = (_number(level) for level in model.power_levels)
         mde, queries = _number(entry.get("minimum_detectable_effect")), _count(entry.get("queries"))
         if power is None or alpha is None or queries is None:
             return reading.fail(f"{where} holds no power, alpha and query count")
