@@ -275,7 +275,7 @@ claims:
     output: teachback
     section: rows
     kind: factual
-    text: "Fusion joins the two ranked lists into one."
+    text: "Fusion joins the ranked lists."
     # frame: {quote: decisions.md, text: "**Choice:** Reciprocal Rank Fusion with constant 60 over both top-50 lists.", phrasing: choice}
   - id: candidates-fixed
     output: teachback
@@ -457,18 +457,14 @@ values:
   measured.
 """, "")],
     "claims/ledger.yaml": [
-        ("""    text: "The reranker sees the hybrid candidates and nothing else, so it cannot recover a document hybrid missed."
-    # sources:
-    #   - design: {document: topology.md, quote: "The reranker sits after fusion: it sees the hybrid candidates and nothing else."}""",
-         """    text: "Fusion sees only the documents the two lists found, so it cannot recover a document both missed."
-    # sources:
-    #   - design: {document: topology.md, quote: "Fusion sees only the documents the two lists found."}"""),
-        ("""    text: "Measure the rerank row where a cross-encoder loads, because the decision waits for it."
-    # sources:
-    #   - design: {document: decisions.md, quote: "**Cost:** the decision waits for a measured rerank row."}""",
-         """    text: "Hybrid replaces dense only when its nDCG@5 lift over dense has a paired interval above zero."
-    # sources:
-    #   - design: {document: decisions.md, quote: "**Choice:** hybrid replaces dense only when its nDCG@5 lift over dense has a paired interval above zero."}"""),
+        ("""    text: "The last stage reorders the candidates and adds none."
+    # frame: {quote: topology.md, text: "The reranker sits after fusion: it sees the hybrid candidates and nothing else.", phrasing: reason}""",
+         """    text: "Fusion adds no document the first lists did not find."
+    # frame: {quote: topology.md, text: "Fusion sees only the documents the two lists found.", phrasing: reason}"""),
+        ("""    text: "Measure the last stage where its model loads."
+    # frame: {quote: decisions.md, text: "**Cost:** the decision waits for a measured rerank row.", phrasing: reason}""",
+         """    text: "Say here when fusion takes over from the first list."
+    # frame: {quote: decisions.md, text: "**Choice:** hybrid replaces dense only when its nDCG@5 lift over dense has a paired interval above zero.", phrasing: rule}"""),
     ],
 }
 

@@ -48,25 +48,16 @@ def _init(argv: list[str]) -> int:
 
 
 def _uncomment_sources(ledger: Path) -> None:
-    """Replace each starter claim's text, sources and assertions by the commented ones beneath it."""
-    lines, out, index = ledger.read_text(encoding="utf-8").splitlines(), [], 0
-    while index < len(lines):
-        match = re.match(r"(\s*)# (text|sources|asserts):(.*)", lines[index])
+    """Replace each starter claim's text by the frame commented beneath it, as the comments say."""
+    lines, out = ledger.read_text(encoding="utf-8").splitlines(), []
+    for line in lines:
+        match = re.match(r"(\s*)# frame:(.*)", line)
         if not match:
-            out.append(lines[index])
-            index += 1
+            out.append(line)
             continue
-        indent, key, rest = match.groups()
-        if key == "text":
-            position = max(i for i, line in enumerate(out) if line.strip().startswith("text:"))
-            out[position] = f"{indent}text:{rest}"
-            index += 1
-            continue
-        out.append(f"{indent}{key}:{rest}")
-        index += 1
-        while index < len(lines) and lines[index].startswith(indent + "#   "):
-            out.append(indent + lines[index][len(indent) + 2:])
-            index += 1
+        indent, rest = match.groups()
+        position = max(i for i, kept in enumerate(out) if kept.strip().startswith("text:"))
+        out[position] = f"{indent}frame:{rest}"
     ledger.write_text("\n".join(out) + "\n", encoding="utf-8")
 
 
@@ -198,7 +189,8 @@ def test_check_exits_1_because_no_claim_has_a_source(tmp_path, capsys):
 def test_render_draft_flags_every_starter_claim_and_release_render_refuses(tmp_path, capsys, write_fixture_results):
     root = tmp_path / "p"
     init_project(root)
-    write_fixture_results(root / "outputs")
+    # results that re-derive: the rerank row skipped for the reason the scaffold's readout.yaml gives
+    write_fixture_results(root / "outputs", skip_reason=load_project(root).evaluate["skip_rerank_reason"])
     assert main(["render", str(root)]) == 1
     assert "Render refused" in capsys.readouterr().err
     assert main(["render", "--draft", str(root)]) == 0
