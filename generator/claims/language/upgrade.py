@@ -6,7 +6,8 @@ in its own words beside a `decision` source. Both are what the package now write
 - each assertion becomes a frame: `higher` / `lower` (of the mean, or of one query) and
   `distinguishable` / `indistinguishable` a `comparison`, `equivalent` an `equivalence` against
   the same margin, `within_budget` / `over_budget` a `budget`;
-- a claim that cites a decision becomes that decision's `decision` frame.
+- a claim that cites a decision becomes that decision's `decision` frame;
+- a sentence that is word for word a design quote it cites becomes a `quote` frame of it.
 
 The first frame keeps the claim's id; a second or third becomes a claim of its own (`ID-2`,
 `ID-3`) in the same output, section and kind. The author's old sentence stays beside the frame
@@ -78,8 +79,28 @@ def frame_of_assertion(entry: dict[str, str]) -> dict[str, str] | None:
     return frame
 
 
+def _normal(text: str) -> str:
+    return " ".join(re.sub(r"[*_`]", "", text).split()).rstrip(".").lower()
+
+
+def _quoted_as_written(claim: Node) -> dict[str, str] | None:
+    """A sentence that is, word for word, a design quote it cites: the package quotes it instead."""
+    text = _texts(claim).get("text")
+    if not text or "{" in text:
+        return None
+    for source in (claim.value.get("sources", (0, Node([], 0)))[1].value or []):
+        design = source.value.get("design") if isinstance(source.value, dict) else None
+        fields = _texts(design[1]) if design is not None and isinstance(design[1].value, dict) else {}
+        if fields.get("quote") and fields.get("document") and _normal(fields["quote"]) == _normal(text):
+            return {"quote": fields["document"], "text": fields["quote"]}
+    return None
+
+
 def _frames(claim: Node) -> list[dict[str, str]]:
     fields = claim.value
+    quoted = _quoted_as_written(claim) if "asserts" not in fields else None
+    if quoted is not None:
+        return [quoted]
     frames: list[dict[str, str]] = []
     for source in (fields.get("sources", (0, Node([], 0)))[1].value or []):
         if isinstance(source.value, dict) and "decision" in source.value:
