@@ -369,23 +369,23 @@ def test_a_commit_compared_with_itself_is_refused_as_a_single_branch_clone_would
 
 def test_a_baseline_file_is_read_with_its_runs_beside_it_and_must_be_committed(released, monkeypatch, capsys):
     root = released
-    baseline = root / "outputs" / "baseline"
+    baseline = root / "baseline"
     baseline.mkdir()
     (baseline / "results-all.json").write_text(committed(root, "release-2:outputs/results-all.json"))
-    option = "outputs/baseline/results-all.json"
+    option = "baseline/results-all.json"
     alone = regress(root, monkeypatch, capsys, "--baseline", option)
     assert alone.code == 2 and "is not committed: a baseline moves only with a commit" in one_line_error(alone)
-    git_commit(root, "the baseline, without its runs", "outputs/baseline")
+    git_commit(root, "the baseline, without its runs", "baseline")
     without_runs = regress(root, monkeypatch, capsys, "--baseline", option)
     assert without_runs.code == 2
     assert one_line_error(without_runs).startswith(
-        "Error: outputs/baseline/results-all.json: does not re-derive from the run files and judgements beside it (a "
+        "Error: baseline/results-all.json: does not re-derive from the run files and judgements beside it (a "
         "baseline file is compared only with them: copy the release's runs folder beside it too): ")
     copy_release(root, "release-2", baseline)
-    git_commit(root, "its runs beside it", "outputs/baseline")
+    git_commit(root, "its runs beside it", "baseline")
     outcome = regress(root, monkeypatch, capsys, "--baseline", option)
     assert outcome.code == 1, outcome.out + outcome.err
-    assert outcome.out.splitlines()[0] == ("Baseline: outputs/baseline/results-all.json, named by --baseline, "
+    assert outcome.out.splitlines()[0] == ("Baseline: baseline/results-all.json, named by --baseline, "
                                            "committed and unchanged; re-derived from its run files and judgements.")
     by_ref = regress(root, monkeypatch, capsys, "--baseline", "release-2")
     assert outcome.out.splitlines()[3:] == by_ref.out.splitlines()[3:]
@@ -409,10 +409,10 @@ def test_a_forged_baseline_with_lowered_values_cannot_turn_a_regression_into_a_p
         f"Error: {forged[:12]}:outputs/results-all.json: does not re-derive from the run files and judgements "
         f"committed beside it at {forged[:12]}, so it is not compared: per_query.team.")
     # As a committed file, with the real runs beside it.
-    baseline = root / "outputs" / "baseline"
+    baseline = root / "baseline"
     copy_release(root, "forged", baseline)
-    git_commit(root, "a forged baseline file", "outputs/baseline")
-    by_file = regress(root, monkeypatch, capsys, "--baseline", "outputs/baseline/results-all.json")
+    git_commit(root, "a forged baseline file", "baseline")
+    by_file = regress(root, monkeypatch, capsys, "--baseline", "baseline/results-all.json")
     assert by_file.code == 2 and "does not re-derive" in one_line_error(by_file)
 
 
@@ -678,11 +678,11 @@ def test_github_annotations_and_the_step_summary_table(released, monkeypatch, ca
 def _since_baseline_page(root: Path, monkeypatch, capsys) -> str:
     """The release-2 results and runs committed as the baseline file readout.yaml names, and a
     section that shows it: the page's section, rendered."""
-    baseline = root / "outputs" / "baseline"
+    baseline = root / "baseline"
     if not baseline.is_dir():
         copy_release(root, "release-2", baseline)
         config = yaml.safe_load((root / "readout.yaml").read_text(encoding="utf-8"))
-        config["regression"] = {"baseline": "outputs/baseline/results-all.json"}
+        config["regression"] = {"baseline": "baseline/results-all.json"}
         config["outputs"]["readout"]["sections"].append(
             {"id": "since-release", "title": "Since the last release", "show": ["since_baseline"]})
         (root / "readout.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
@@ -699,19 +699,22 @@ def test_the_readout_section_renders_the_regression_from_the_baseline_file(relea
     assert "<caption>Change since the baseline" in section
     row = next(line for line in section.splitlines() if line.startswith('<tr><th scope="row"><code>team'))
     assert '<td class="text">regression</td>' in row and "post-hoc" not in section
-    assert "Baseline file <code>outputs/baseline/results-all.json</code>; non-inferiority margin 0.01" in section
+    assert "Baseline file <code>baseline/results-all.json</code>; non-inferiority margin 0.01" in section
     assert run_cli(root, monkeypatch, capsys, "render", "--check").code == 0
 
 
 def test_the_section_refuses_a_forged_baseline_file(released, monkeypatch, capsys):
     root = released
     _since_baseline_page(root, monkeypatch, capsys)
-    reseal(root / "outputs" / "baseline" / "results-all.json", lower_team(0.1))
+    page_before = (root / "outputs" / "readout.html").read_bytes()
+    reseal(root / "baseline" / "results-all.json", lower_team(0.1))
     outcome = run_cli(root, monkeypatch, capsys, "render")
-    assert outcome.code == 2
-    assert one_line_error(outcome).startswith(
-        "Error: outputs/baseline/results-all.json: the baseline does not re-derive from the run files and judgements "
-        "beside it (copy the release's runs folder beside it too), so it is not compared: per_query.team.")
+    # The check re-derives what a section shows before the render reads it: a finding, not a page.
+    assert outcome.code == 1
+    assert outcome.err.startswith("results: baseline/results-all.json: the since_baseline section shows it, but it "
+                                  "does not re-derive"), outcome.err
+    assert "per_query.team" in outcome.err
+    assert (root / "outputs" / "readout.html").read_bytes() == page_before
 
 
 def test_the_section_reads_the_baseline_file_and_never_git(released, monkeypatch, capsys):
@@ -739,6 +742,21 @@ def test_since_baseline_needs_the_baseline_file_in_readout_yaml(released, monkey
         "since_baseline needs regression.baseline in readout.yaml: the committed baseline results file it compares "
         "with")
 
+
+
+def test_a_baseline_under_outputs_is_refused_with_where_it_belongs(released, monkeypatch, capsys):
+    """outputs/ holds only what readout writes: a baseline kept there would fail the gate's
+    ownership check later, so readout.yaml is refused at once, naming the field."""
+    root = released
+    _since_baseline_page(root, monkeypatch, capsys)
+    config = yaml.safe_load((root / "readout.yaml").read_text(encoding="utf-8"))
+    config["regression"] = {"baseline": "outputs/baseline/results-all.json"}
+    (root / "readout.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    outcome = run_cli(root, monkeypatch, capsys, "render")
+    assert outcome.code == 2
+    line = one_line_error(outcome)
+    assert line.startswith("Error: readout.yaml:") and "regression.baseline" in line
+    assert line.endswith("keep it outside outputs/, e.g. baseline/results.json with its runs folder beside it")
 
 # --- the three-release walk-through of docs/commands.md ---------------------------------------------
 

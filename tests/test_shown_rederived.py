@@ -151,13 +151,13 @@ margin: 0.01
 def _with_baseline(root: Path, make_project) -> Path:
     make_project(root)
     add_design(root, REGRESSION, "regression.md")
-    baseline = root / "outputs" / "baseline"
+    baseline = root / "baseline"
     baseline.mkdir()
     shutil.copy(root / "outputs" / "results.json", baseline / "results.json")
     shutil.copytree(root / "outputs" / "runs", baseline / "runs")
 
     def show(config):
-        config["regression"] = {"baseline": "outputs/baseline/results.json"}
+        config["regression"] = {"baseline": "baseline/results.json"}
         config["outputs"]["readout"]["sections"][-1].setdefault("show", []).append("since_baseline")
     edit_config(root, show)
     return root
@@ -169,15 +169,15 @@ def test_the_baseline_a_since_baseline_section_shows_is_re_derived_from_its_own_
     monkeypatch.chdir(root)
     report = check_project(load_project(root))
     assert report.results_problems == []
-    assert str((root / "outputs" / "baseline" / "results.json").resolve()) in report.rederived
+    assert str((root / "baseline" / "results.json").resolve()) in report.rederived
     assert render_project(load_project(root), report=report).ok
-    path = root / "outputs" / "baseline" / "results.json"
+    path = root / "baseline" / "results.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     _raise_hybrid(data, -0.2)   # a worse baseline makes any change look like no regression
     path.write_text(json.dumps(seal(data, WRITER)), encoding="utf-8")
     report = check_project(load_project(root))
     assert [problem.split(": but")[0] for problem in report.results_problems] == [
-        "outputs/baseline/results.json: the since_baseline section shows it, but it does not re-derive from its run "
+        "baseline/results.json: the since_baseline section shows it, but it does not re-derive from its run "
         "files and judgements: " + report.results_problems[0].split("judgements: ", 1)[1]]
     assert "per_query.hybrid.q01.nDCG@5 is " in report.results_problems[0]
 

@@ -220,6 +220,12 @@ def _validated(root: Path, config: Any, shown: str) -> Project:
         if spec.table is not None and spec.table.file not in project.results_files:
             raise InputError(f"{spec.table.file!r} is not a results file this project declares; choose one of "
                              f"{', '.join(project.results_files)}", path=shown, field=f"outputs.{name}.table.file")
+    if project.regression_baseline is not None and Path(os.path.realpath(project.resolve(
+            project.regression_baseline))).is_relative_to(os.path.realpath(project.outputs_dir)):
+        # outputs/ holds only what readout writes (the gate refuses anything else there)
+        raise InputError("the baseline is a committed copy of the last release, not an output: keep it outside "
+                         "outputs/, e.g. baseline/results.json with its runs folder beside it", path=shown,
+                         field="regression.baseline")
     for name, spec in (outputs or {}).items():
         for index, section in enumerate(spec.sections):
             if "since_baseline" in section.show and project.regression_baseline is None:
@@ -234,7 +240,7 @@ def _regression_baseline(block: Any, shown: str) -> str | None:
     if block is None:
         return None
     if not isinstance(block, dict):
-        raise InputError(f"expected a mapping such as {{baseline: outputs/baseline/results.json}}, found "
+        raise InputError(f"expected a mapping such as {{baseline: baseline/results.json}}, found "
                          f"{_kind(block)}", path=shown, field="regression")
     for key in block:
         if key not in REGRESSION_KEYS:
@@ -250,7 +256,7 @@ def _regression_baseline(block: Any, shown: str) -> str | None:
     if (not baseline.strip() or "\x00" in baseline or path.is_absolute() or ".." in path.parts or "\\" in baseline
             or not baseline.endswith(".json")):
         raise InputError("a results file (.json) inside the project, relative to it, e.g. "
-                         "outputs/baseline/results.json: every clone renders the same report", path=shown,
+                         "baseline/results.json: every clone renders the same report", path=shown,
                          field="regression.baseline")
     return baseline
 

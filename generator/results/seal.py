@@ -264,6 +264,18 @@ def only_rederived(files: Mapping[str, str]) -> Iterator[None]:
         _rederived = outer
 
 
+@contextmanager
+def rederiving() -> Iterator[None]:
+    """Within the block `read_results` reads any file: for code that re-derives what it reads itself
+    (a regression baseline a render compares with is re-derived where it is read, not by the check)."""
+    global _rederived
+    outer, _rederived = _rederived, None
+    try:
+        yield
+    finally:
+        _rederived = outer
+
+
 def read_results(path: Path, name: str | None = None, *,
                  missing: str = "missing: run `readout evaluate` to write it") -> Results:
     """Read and parse one results file; every problem is an InputError naming the file."""

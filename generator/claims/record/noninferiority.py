@@ -10,7 +10,7 @@ rules and kept in the freeze's rules snapshot (generator.claims.record.triggers 
     margin: 0.01                      # the non-inferiority margin, a plain decimal in (0, 1)
     inconclusive: fail                # optional: fail or warn (default) on an inconclusive change
     file: results-all.json            # optional: the results file whose query set decides
-    baseline: outputs/baseline/results.json   # optional: a results file or a git ref
+    baseline: baseline/results.json   # optional: a results file or a git ref
     ```
 
 `changes_since` pairs two results files query by query and, for each row and metric, gives the

@@ -386,7 +386,7 @@ def _regression_block(found: list[tuple[str, str, int, str | None, str, str]]) -
     baseline = data.get("baseline")
     if baseline is not None and (not isinstance(baseline, str) or not baseline.strip() or "\x00" in baseline):
         raise InputError("a results file (relative to the project) or a git ref, e.g. v1.2 or "
-                         "outputs/baseline/results.json", path=shown, line=line_of("baseline"), field="baseline")
+                         "baseline/results.json", path=shown, line=line_of("baseline"), field="baseline")
     return RegressionBlock(rows=names["rows"], metrics=names["metrics"], margin=margin,
                            baseline=baseline.strip() if baseline else None, document=shown, line=line,
                            lines={str(key): line_of(str(key)) for key in data}, inconclusive=policy,

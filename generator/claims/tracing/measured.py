@@ -24,6 +24,7 @@ from generator.fileio import display_path, reading, sha256_file
 from generator.memo import Memo, default_memo
 from generator.claims.tracing.dataset import SIDE_FILE_NAMES, project_problem
 from generator.results import RESULTS_NAME, Results, read_results, seal_problem
+from generator.results.seal import rederiving
 
 
 class ResultsFiles:
@@ -202,7 +203,8 @@ def evaluate_predicate(source: MeasuredSource, values: dict[str, Any]) -> tuple[
 
 def rederived_file(outputs_dir: Path, name: str, shown: str, missing: str, refusal: str) -> Results:
     """A results file re-derived from the run files and judgements beside it, or an input error."""
-    results, problem = ResultsFiles(outputs_dir).for_decision(name)
+    with rederiving():   # what is read here is re-derived here, before anything shows it
+        results, problem = ResultsFiles(outputs_dir).for_decision(name)
     if results is None:
         raise InputError(missing, path=shown)
     if problem is not None:
