@@ -13,8 +13,11 @@ first-draft history entry.
 
 from __future__ import annotations
 
+import atexit
 import copy
+import functools
 import hashlib
+import inspect
 import json
 import os
 import random
@@ -22,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from dataclasses import dataclass
@@ -143,6 +147,43 @@ values:
 """
 
 
+# --- fixture builds, memoised ----------------------------------------------------------------------
+# A fixture evaluation draws its intervals and power again (most of a second a build, and hundreds of
+# tests build one). The same arguments always give the same bytes, so each process computes each
+# variant once and every later call gets a copy of its own: a test still receives a fresh evaluation,
+# a freshly written results set or a fresh writable project, never one another test could change.
+
+
+def _variant_key(function, args: tuple, kwargs: dict) -> str:
+    """The arguments of a call with their defaults filled in, as text: equal calls, equal keys."""
+    bound = inspect.signature(function).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return repr(sorted(bound.arguments.items()))
+
+
+def _each_call_a_copy(function):
+    """`function`, computed once per distinct arguments in this process; every call returns a deep copy."""
+    computed: dict[str, Any] = {}
+
+    @functools.wraps(function)
+    def memoised(*args, **kwargs):
+        key = _variant_key(function, args, kwargs)
+        if key not in computed:
+            computed[key] = function(*args, **kwargs)
+        return copy.deepcopy(computed[key])
+
+    return memoised
+
+
+@functools.cache
+def _build_directory() -> Path:
+    """Where this process keeps the fixture builds it copies from (removed when it exits)."""
+    directory = Path(tempfile.mkdtemp(prefix="readout-test-builds-"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    return directory
+
+
+@_each_call_a_copy
 def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | None = None,
                        shape_milliseconds: float | None = None, skip_reason: str = "no cross-encoder offline",
                        started_at: str = "2026-11-30T08:00:00Z", frontier_p95: dict | None = None):
@@ -243,11 +284,29 @@ def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | N
 
 
 def write_fixture_results(outputs_dir: Path, **variant) -> dict:
-    """Write a sealed results.json with its run files and judgements; returns what was written."""
-    from generator.evaluate.pipeline import write_sealed_results
+    """Write a sealed results.json with its run files and judgements; returns what was written.
+    The set is written as the evaluation writes one (generator.fileio.write_set: temporaries,
+    then renames, results.json last), from the bytes of the first such set this process wrote."""
+    from generator.fileio import write_set
 
-    path = write_sealed_results(outputs_dir / "results.json", outputs_dir / "runs", fixture_evaluation(**variant))
-    return json.loads(path.read_text(encoding="utf-8"))
+    files = _fixture_results_files(_variant_key(fixture_evaluation, (), variant), variant)
+    write_set([(outputs_dir / relative, data) for relative, data in files])
+    return json.loads(files[-1][1])
+
+
+_RESULTS_FILES: dict[str, list[tuple[str, bytes]]] = {}
+
+
+def _fixture_results_files(key: str, variant: dict) -> list[tuple[str, bytes]]:
+    """The results set of one variant, each file by its path inside outputs/, results.json last."""
+    if key not in _RESULTS_FILES:
+        from generator.evaluate.pipeline import write_sealed_results
+
+        outputs = Path(tempfile.mkdtemp(prefix="results-", dir=_build_directory()))
+        results = write_sealed_results(outputs / "results.json", outputs / "runs", fixture_evaluation(**variant))
+        others = sorted(path for path in outputs.rglob("*") if path.is_file() and path != results)
+        _RESULTS_FILES[key] = [(path.relative_to(outputs).as_posix(), path.read_bytes()) for path in [*others, results]]
+    return _RESULTS_FILES[key]
 
 
 CLAIMS = """\
@@ -342,19 +401,45 @@ def write_project_files(root: Path, *, config_text: str, decisions: str, ledger:
 
 def _make_project(root: Path, *, extra_claims: str = "", results: dict | None = None, outputs=None,
                   own_templates: bool = False) -> Path:
-    """Write a fixture project at `root`, its design frozen before its results; returns root."""
-    config = {"title": ROOT_CONFIG["title"], "kind": "beir",
-              "outputs": copy.deepcopy(outputs if outputs is not None else ROOT_CONFIG["outputs"])}
-    write_project_files(root, config_text=yaml.safe_dump(config, sort_keys=False), decisions=DECISIONS,
-                        ledger=ledger_text(extra_claims), results=results,
-                        freeze=lambda where: freeze_project(load_project(where), now=FIXTURE_FREEZE_TIME))
-    first_draft = ledger_text().encode("utf-8")
-    (root / "claims" / "ledger.first-draft.yaml").write_bytes(first_draft)
-    entry = {**FIRST_DRAFT, "ledger_sha256": hashlib.sha256(first_draft).hexdigest()}
-    (root / "claims" / "trace-history.jsonl").write_text(json.dumps(entry, sort_keys=True) + "\n", encoding="utf-8")
+    """Write a fixture project at `root`, its design frozen before its results; returns root.
+    Each process builds a project once per `results` and `outputs` and copies it: what a build
+    writes does not depend on where it stands (no path is recorded), and the ledger, the one file
+    `extra_claims` changes, is written last into the copy."""
+    template = _built_project(_variant_key(fixture_evaluation, (), results or {}) + repr(outputs), results, outputs)
+    root.mkdir(parents=True, exist_ok=True)
+    for entry in sorted(template.iterdir()):
+        # A fresh copy (new files, new times), as a build writes them; an existing directory is an
+        # error, as it is to a build.
+        if entry.is_dir():
+            shutil.copytree(entry, root / entry.name, copy_function=shutil.copyfile)
+        else:
+            shutil.copyfile(entry, root / entry.name)
+    if extra_claims:
+        (root / "claims" / "ledger.yaml").write_text(ledger_text(extra_claims), encoding="utf-8")
     if own_templates:
         shutil.copytree(REPOSITORY_ROOT / "templates", root / "templates")
     return root
+
+
+_PROJECTS: dict[str, Path] = {}
+
+
+def _built_project(key: str, results: dict | None, outputs) -> Path:
+    """The fixture project of these results and outputs with the fixture's own ledger, built once."""
+    if key not in _PROJECTS:
+        root = Path(tempfile.mkdtemp(prefix="project-", dir=_build_directory()))
+        config = {"title": ROOT_CONFIG["title"], "kind": "beir",
+                  "outputs": copy.deepcopy(outputs if outputs is not None else ROOT_CONFIG["outputs"])}
+        write_project_files(root, config_text=yaml.safe_dump(config, sort_keys=False), decisions=DECISIONS,
+                            ledger=ledger_text(), results=results,
+                            freeze=lambda where: freeze_project(load_project(where), now=FIXTURE_FREEZE_TIME))
+        first_draft = ledger_text().encode("utf-8")
+        (root / "claims" / "ledger.first-draft.yaml").write_bytes(first_draft)
+        entry = {**FIRST_DRAFT, "ledger_sha256": hashlib.sha256(first_draft).hexdigest()}
+        (root / "claims" / "trace-history.jsonl").write_text(json.dumps(entry, sort_keys=True) + "\n",
+                                                            encoding="utf-8")
+        _PROJECTS[key] = root
+    return _PROJECTS[key]
 
 
 # Fixture freezes carry a fixed time, so what they render is the same on every run.
