@@ -83,7 +83,9 @@ def test_the_width_is_fixed_whatever_the_terminal(monkeypatch, columns):
     assert any(len(line) > 90 for line in text.splitlines())   # wrapped at 100, not at 40 or 80
 
 
-def test_check_fails_on_a_stale_page_and_writing_makes_it_current(tmp_path, fresh, capsys):
+def test_check_fails_on_a_stale_page_and_writing_makes_it_current(tmp_path, fresh, capsys, monkeypatch):
+    # The page the script renders now is the module's `fresh` (rendered once, one child per command).
+    monkeypatch.setattr(reference, "render_cli_reference", lambda: fresh)
     page = tmp_path / "cli.md"
     page.write_text(fresh.replace("--mutant", "--mutated", 1), encoding="utf-8")
     assert reference.main(["--check"], page=page) == 1

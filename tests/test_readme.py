@@ -5,8 +5,8 @@ The README is one screen of purpose, install and example plus the walk-through; 
 does, with examples, in docs/commands.md. Checked examples are found in README.md and every
 docs/*.md, wherever they now stand.
 
-A console block preceded by `<!-- output-checked -->` is run from the repository root; its
-output (stdout then stderr) must match the block, and a final `[exit N]` line gives the exit
+A console block preceded by `<!-- output-checked -->` is run from the repository root, in process
+(generator.cli.main, what the console command calls); its output (stdout then stderr) must match the block, and a final `[exit N]` line gives the exit
 code (0 when absent).
 
 A block preceded by `<!-- output-checked: in order -->` holds several commands, run one after
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.cli import COMMANDS
+from generator.cli import COMMANDS, main
 from generator.evaluate.progress import PROGRESS_LINE
 from tests.conftest import readout_on_path, run_program, run_python
 
@@ -50,16 +50,30 @@ def _checked_blocks():
             for document, text in DOCUMENTS.items() for match in CHECKED_BLOCK.finditer(text)]
 
 
+def _readout_in_process(argv: list[str], monkeypatch, capsys) -> tuple[int, str, str]:
+    """`readout ARGV` as a user runs it from the repository root, in this process (generator.cli.main,
+    what the console command calls): its exit code, stdout and stderr."""
+    monkeypatch.chdir(REPOSITORY)
+    monkeypatch.delenv("READOUT_DEBUG", raising=False)
+    capsys.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as stop:   # argparse's own exits: --help, a usage error
+        code = stop.code if isinstance(stop.code, int) else 2
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 @pytest.mark.parametrize("name", [command[0] for command in COMMANDS])
-def test_every_command_is_documented_and_has_help(name):
+def test_every_command_is_documented_and_has_help(name, monkeypatch, capsys):
     heading = f"\n## `readout {name}`\n"
     assert heading in CLI_REFERENCE, f"docs/cli.md has no section for readout {name}"
     section = CLI_REFERENCE[CLI_REFERENCE.index(heading):].split("\n## ", 2)[1]
     assert f"```text\nusage: readout {name} " in section
     assert re.search(rf"`readout {re.escape(name)}\b", COMMANDS_GUIDE), f"docs/commands.md skips readout {name}"
-    completed = run_python("-m", "generator.cli", name, "--help", cwd=REPOSITORY)
-    assert completed.returncode == 0
-    assert completed.stdout.startswith(f"usage: readout {name}")
+    code, out, _ = _readout_in_process([name, "--help"], monkeypatch, capsys)
+    assert code == 0
+    assert out.startswith(f"usage: readout {name}")
 
 
 def test_the_documentation_has_its_checked_examples():
@@ -70,16 +84,16 @@ def test_the_documentation_has_its_checked_examples():
 
 @pytest.mark.parametrize("document,command,expected", _checked_blocks(),
                          ids=[f"{document}: {command}" for document, command, _ in _checked_blocks()])
-def test_checked_example_is_real_output(document, command, expected):
+def test_checked_example_is_real_output(document, command, expected, monkeypatch, capsys):
     words = shlex.split(command)
     assert words[0] == "readout"
     expected_code = 0
     lines = expected.rstrip("\n").split("\n")
     if lines and re.fullmatch(r"\[exit \d+\]", lines[-1]):
         expected_code = int(lines.pop()[6:-1])
-    completed = run_python("-m", "generator.cli", *words[1:], cwd=REPOSITORY)
-    assert (completed.stdout + completed.stderr).rstrip("\n") == "\n".join(lines)
-    assert completed.returncode == expected_code
+    code, out, err = _readout_in_process(words[1:], monkeypatch, capsys)
+    assert (out + err).rstrip("\n") == "\n".join(lines)
+    assert code == expected_code
 
 
 SEQUENCE_BLOCK = re.compile(r"<!-- output-checked: in order -->\n```console\n(?P<body>.*?)```", re.S)
