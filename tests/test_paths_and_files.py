@@ -133,6 +133,7 @@ def _evaluate_with_run(tmp_path: Path, file: str, **row) -> None:
     evaluate(options, log=lambda _: None)
 
 
+@pytest.mark.model   # evaluate() resolves its device with torch, even for these rows
 @pytest.mark.parametrize("make, what", [
     (lambda path: path.mkdir(), "is a directory"),
     (os.mkfifo, "is a FIFO"),
@@ -146,12 +147,14 @@ def test_a_run_file_that_is_not_a_regular_file_is_refused_by_what_it_is(tmp_path
     assert what in str(raised.value) and raised.value.field == "evaluate.rows.team.file"
 
 
+@pytest.mark.model   # evaluate() resolves its device with torch, even for these rows
 def test_a_device_is_refused_even_where_outside_files_are_allowed(tmp_path):
     (tmp_path / "project").mkdir()
     with pytest.raises(InputError, match="is a character device"):
         _evaluate_with_run(tmp_path, "/dev/zero", outside_project=True)
 
 
+@pytest.mark.model   # evaluate() resolves its device with torch, even for these rows
 def test_a_link_inside_the_project_that_leads_out_is_refused_when_read(tmp_path):
     secret = tmp_path / "secret.trec"
     secret.write_text("q0 Q0 doc000 1 1.0 x\n", encoding="utf-8")

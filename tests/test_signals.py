@@ -183,6 +183,9 @@ def test_sigterm_between_the_layer_entries_of_a_query_times_that_query_again(tmp
 # --- the training output -------------------------------------------------------------------------
 
 
+# The model tier: train-reranker checks for the train extra (datasets, and accelerate, which installs
+# torch) before it trains, fake training or not.
+@pytest.mark.model
 @pytest.mark.parametrize("name", sorted(SIGNALS))
 def test_a_signal_during_training_leaves_no_model_and_no_staging_directory(tmp_path, name):
     base = tmp_path / "base-model"
