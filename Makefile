@@ -38,7 +38,7 @@ chromium:
 PYTEST_PARALLEL = -n auto --dist loadscope
 
 test: $(BIN)/readout chromium
-	$(BIN)/python -m pytest $(PYTEST_PARALLEL)
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=10
 	.ci/other-pythons
 
 # Python 3.12 and 3.13, without the evaluation stack (no CPU torch for them here; see the script).

@@ -71,6 +71,24 @@ def synthetic_results(queries: int = 300) -> dict:
 
 
 SHAPES = [
+    """  - id: c{i}-frame-comparison
+    output: readout
+    section: results
+    kind: evaluative
+    frame: {{comparison: hybrid, against: dense, metric: nDCG@5}}
+""",
+    """  - id: c{i}-frame-value
+    output: teachback
+    section: rows
+    kind: performance
+    frame: {{value: dense, metric: nDCG@5}}
+""",
+    """  - id: c{i}-frame-quote
+    output: readout
+    section: limits
+    kind: factual
+    frame: {{quote: requirements.md, text: "The release sample is 20 queries: enough to see a direction, not to prove a general win."}}
+""",
     """  - id: c{i}-design
     output: readout
     section: limits

@@ -156,9 +156,14 @@ values:
 
 def _variant_key(function, args: tuple, kwargs: dict) -> str:
     """The arguments of a call with their defaults filled in, as text: equal calls, equal keys."""
+    import generator.core.metrics as metrics_module
+
     bound = inspect.signature(function).bind(*args, **kwargs)
     bound.apply_defaults()
-    return repr(sorted(bound.arguments.items()))
+    # A test may score the fixture's rankings with other metrics (monkeypatched ROW_METRICS): a
+    # different evaluation, so a different key.
+    metrics = [getattr(metric, "name", repr(metric)) for metric in metrics_module.ROW_METRICS]
+    return repr((sorted(bound.arguments.items()), metrics))
 
 
 def _each_call_a_copy(function):

@@ -65,7 +65,7 @@ SMOKES = {
                  "Error: {root}/nowhere: dataset directory not found; "),
     "freeze": (lambda at: ["freeze", str(at.l03)], 0,
                "Design freeze unchanged: 5 documents match {root}/l03/claims/design-freeze.json."),
-    "check": (lambda at: ["check", "--no-record", str(at.l03)], 0, "All 61 claims trace."),
+    "check": (lambda at: ["check", "--no-record", str(at.l03)], 0, "All 100 claims trace."),
     "import-draft": (lambda at: ["import-draft", str(at.draft), "--output", "readout", "--ledger",
                                  str(at.root / "ledger.yaml")], 0, "Imported 1 claims into {root}/ledger.yaml. "),
     "render": (lambda at: ["render", str(at.l03)], 0, "wrote {root}/l03/outputs/readout.html ("),
@@ -78,6 +78,8 @@ SMOKES = {
              "Error: {root}/beir/outputs/results.json: missing: run `readout evaluate` to write it"),
     "train-reranker": (lambda at: ["train-reranker", "--data", str(at.nowhere), str(at.beir)], 2,
                        "Error: {root}/nowhere: dataset directory not found; "),
+    "upgrade-ledger": (lambda at: ["upgrade-ledger", str(at.l03)], 0,
+                       "Converted 0 claims to frames in {root}/l03/claims/ledger.yaml; 0 still need a frame"),
     "export": (lambda at: ["export", str(at.l03)], 0, "reranked,transparent fixed-set reranker,1.000000,0.888438"),
 }
 
