@@ -218,12 +218,12 @@ def gate_commands(runs: int) -> None:
     """`readout check` and `readout render --check` on both committed projects, each in a fresh
     interpreter, interleaved round by round with a bare start-up so that every ratio is measured
     side by side. One warm-up round first: a user's second check finds its memos and its bytecode
-    (generator.memo; PYTHONDONTWRITEBYTECODE is dropped for the children so that, as for a
+    (generator.storage.memo; PYTHONDONTWRITEBYTECODE is dropped for the children so that, as for a
     user, the package's modules are compiled once, not at every start)."""
     python = sys.executable
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(REPOSITORY)
-    cases = [(f"{command} on the {project}", [python, "-m", "generator.cli", *argv, path])
+    cases = [(f"{command} on the {project}", [python, "-m", "generator.commands.cli", *argv, path])
              for command, argv in GATE_COMMANDS for project, path in GATE_PROJECTS
              if (REPOSITORY / path / "claims" / "ledger.yaml").exists()]
     timings: dict[str, list[float]] = {"bare": [], **{name: [] for name, _ in cases}}

@@ -2,8 +2,8 @@
 
 Run: `.venv/bin/python bench/bench_sandbox.py [--runs 5]`
 
-Times `python -m generator.cli sandbox <copy of examples/l03>` next to a bare interpreter start-up
-(`python -c pass`) and `python -c "import generator.cli"` in the same run, best and mean of
+Times `python -m generator.commands.cli sandbox <copy of examples/l03>` next to a bare interpreter start-up
+(`python -c pass`) and `python -c "import generator.commands.cli"` in the same run, best and mean of
 --runs runs each, and prints the ratios, so the sandbox's own share is visible. The example is
 copied to a temporary directory: nothing in the repository is written.
 """
@@ -45,9 +45,9 @@ def main() -> None:
         project = Path(temporary) / "l03"
         shutil.copytree(REPOSITORY / "examples" / "l03", project)
         bare = seconds([sys.executable, "-c", "pass"], args.runs)
-        imported = seconds([sys.executable, "-c", "import generator.cli"], args.runs)
-        sandbox = seconds([sys.executable, "-m", "generator.cli", "sandbox", str(project)], args.runs)
-    for label, (best, mean) in (("python -c pass", bare), ("import generator.cli", imported),
+        imported = seconds([sys.executable, "-c", "import generator.commands.cli"], args.runs)
+        sandbox = seconds([sys.executable, "-m", "generator.commands.cli", "sandbox", str(project)], args.runs)
+    for label, (best, mean) in (("python -c pass", bare), ("import generator.commands.cli", imported),
                                 ("readout sandbox (L03)", sandbox)):
         print(f"{label:<24} {best:.3f} s / {mean:.3f} s   ({best / bare[0]:.1f}x a bare interpreter)")
 

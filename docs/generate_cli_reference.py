@@ -1,5 +1,5 @@
 """Write docs/cli.md, the command-line reference, from the `--help` of `readout` and of every command
-in generator.cli.COMMANDS.
+in generator.commands.cli.COMMANDS.
 
     python docs/generate_cli_reference.py          # rewrite docs/cli.md
     python docs/generate_cli_reference.py --check  # exit 1 when docs/cli.md is stale
@@ -25,8 +25,8 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 
-from generator.cli import COMMANDS  # noqa: E402
-from generator.fileio import atomic_write_text  # noqa: E402
+from generator.commands.cli import COMMANDS  # noqa: E402
+from generator.storage.fileio import atomic_write_text  # noqa: E402
 
 PAGE = Path(__file__).resolve().parent / "cli.md"
 REGENERATE = "python docs/generate_cli_reference.py"
@@ -47,7 +47,7 @@ def _environment() -> dict[str, str]:
 def command_help(name: str | None) -> str:
     """What `readout NAME --help` prints (`readout --help` for None)."""
     words = [name, "--help"] if name else ["--help"]
-    completed = subprocess.run([sys.executable, "-m", "generator.cli", *words], cwd=REPOSITORY,
+    completed = subprocess.run([sys.executable, "-m", "generator.commands.cli", *words], cwd=REPOSITORY,
                                env=_environment(), capture_output=True, text=True, timeout=120)
     if completed.returncode != 0 or completed.stderr:
         raise RuntimeError(f"readout {' '.join(words)} failed (exit {completed.returncode}): {completed.stderr}")

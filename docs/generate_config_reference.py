@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from generator.fileio import atomic_write_text  # noqa: E402
+from generator.storage.fileio import atomic_write_text  # noqa: E402
 from generator.project.reference import load_config_schema, render_reference  # noqa: E402
 
 PAGE = Path(__file__).resolve().parent / "config.md"

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 from generator.claims.language.ledger import parse_ledger  # noqa: E402
 from generator.claims.record.freeze import read_freeze_log  # noqa: E402
 from generator.claims.tracing.checker import check_ledger  # noqa: E402
-from generator.fileio import atomic_write_text  # noqa: E402
+from generator.storage.fileio import atomic_write_text  # noqa: E402
 from generator.project import load_project  # noqa: E402
 
 PAGE = ROOT / "docs" / "claims.md"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from generator.fileio import atomic_write_text  # noqa: E402
+from generator.storage.fileio import atomic_write_text  # noqa: E402
 from generator.results.reference import JSON_SCHEMA_PATH, render_json_schema, render_reference  # noqa: E402
 
 PAGE = Path(__file__).resolve().parent / "results.md"

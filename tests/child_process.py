@@ -4,7 +4,7 @@ send real signals (tests/test_concurrency.py, tests/test_signals.py).
 The child script is CHILD_PRELUDE, then what a test module adds (hooks of its own), then
 CHILD_RUN. The prelude reads its spec from argv[1]: `ready` and `go` paths for the pause, and
 optionally `at` (a regular expression of a rename target), `nth` and `when` ("before" or "after"),
-to pause at the N-th rename whose target matches, through generator.fileio._replace, the one rename
+to pause at the N-th rename whose target matches, through generator.storage.fileio._replace, the one rename
 every write ends with. A pause writes the child's pid to `ready` and waits for `go` (or a signal).
 """
 
@@ -40,7 +40,7 @@ def pause():
 '''
 
 CHILD_HOOKS = r'''
-from generator import cli, fileio
+from generator.commands import cli, fileio
 
 real_replace, renames = fileio._replace, []
 

@@ -37,7 +37,7 @@ import pytest
 import yaml
 
 from generator.claims.record.freeze import freeze_project, pending_post_hoc
-from generator.cli import main
+from generator.commands.cli import main
 from generator.project import load_project
 from generator.results import seal
 
@@ -290,9 +290,9 @@ def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | N
 
 def write_fixture_results(outputs_dir: Path, **variant) -> dict:
     """Write a sealed results.json with its run files and judgements; returns what was written.
-    The set is written as the evaluation writes one (generator.fileio.write_set: temporaries,
+    The set is written as the evaluation writes one (generator.storage.fileio.write_set: temporaries,
     then renames, results.json last), from the bytes of the first such set this process wrote."""
-    from generator.fileio import write_set
+    from generator.storage.fileio import write_set
 
     files = _fixture_results_files(_variant_key(fixture_evaluation, (), variant), variant)
     write_set([(outputs_dir / relative, data) for relative, data in files])
@@ -553,9 +553,9 @@ def run_cli(root: Path, monkeypatch, capsys, *args: str) -> Outcome:
 
 
 def run_subprocess(root: Path, *args: str, timeout: float = 10.0) -> tuple[Outcome, float]:
-    """`python -m generator.cli ARGS .` in a child process with a timeout: for inputs that might hang."""
+    """`python -m generator.commands.cli ARGS .` in a child process with a timeout: for inputs that might hang."""
     started = time.monotonic()
-    completed = run_python("-m", "generator.cli", *args, ".", cwd=root, timeout=timeout)
+    completed = run_python("-m", "generator.commands.cli", *args, ".", cwd=root, timeout=timeout)
     elapsed = time.monotonic() - started
     return Outcome(completed.returncode, completed.stdout, completed.stderr), elapsed
 
@@ -618,7 +618,7 @@ def set_label(root: Path, key: str, value: str) -> None:
 
 # --- child processes ----------------------------------------------------------------------------
 
-# What the light commands must never import (generator.cli imports the evaluation stage late).
+# What the light commands must never import (generator.commands.cli imports the evaluation stage late).
 HEAVY_MODULES = ("torch", "sentence_transformers", "bm25s", "transformers", "numpy", "scipy")
 
 
@@ -673,7 +673,7 @@ def readout_on_path(directory: Path) -> dict:
     bin_dir = directory / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     command = bin_dir / "readout"
-    command.write_text(f'#!/bin/sh\nPYTHONPATH="{REPOSITORY_ROOT}" exec "{sys.executable}" -m generator.cli "$@"\n')
+    command.write_text(f'#!/bin/sh\nPYTHONPATH="{REPOSITORY_ROOT}" exec "{sys.executable}" -m generator.commands.cli "$@"\n')
     command.chmod(0o755)
     return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
 
@@ -688,7 +688,7 @@ def run_program(argv: list[str], cwd: Path, env: dict, timeout: float = 300) -> 
 def cli_in_fresh_interpreter(argv: list[str], cwd: Path) -> tuple[int, list[str] | None, str]:
     """`readout ARGV` in a fresh interpreter: its exit code, which of HEAVY_MODULES it imported, and
     everything it printed."""
-    code = ("import json, sys; from generator.cli import main; rc = main(sys.argv[1:]); "
+    code = ("import json, sys; from generator.commands.cli import main; rc = main(sys.argv[1:]); "
             f"print(json.dumps(sorted(m for m in {HEAVY_MODULES!r} if m in sys.modules))); sys.exit(rc)")
     completed = run_python("-c", code, *argv, cwd=cwd)
     lines = completed.stdout.strip().splitlines()

@@ -21,8 +21,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "generator"
 # (module, function) pairs allowed to import a sibling inside a function, and what they may import.
 # The CLI imports each command's modules inside that command's functions (any of the package);
 # elsewhere only these late imports are allowed.
-LATE_IMPORTS_ANYWHERE_IN = ("generator.cli",)
-LATE_IMPORTS_ALLOWED = {("generator.build", "refresh_results"): "generator.evaluate",
+LATE_IMPORTS_ANYWHERE_IN = ("generator.commands.cli",)
+LATE_IMPORTS_ALLOWED = {("generator.commands.build", "refresh_results"): "generator.evaluate",
                         # NumPy and SciPy, only when a comparison is drawn (the evaluation stage, or
                         # check drawing a results file's comparisons again): never for the sandbox.
                         ("generator.results.builders", "draw_comparison"): "generator.core.comparisons",
@@ -181,7 +181,7 @@ def test_the_kernel_reads_no_stage_no_results_file_and_nothing_heavy():
 def test_only_the_listed_stage_to_stage_arrows_exist():
     arrows = {(source, target) for source, targets in _stage_graph(_every_import_graph(_modules())).items()
               for target in targets if source in STAGES and target in STAGES}
-    late = {("generator.cli", "generator.evaluate"), ("generator.build", "generator.evaluate")}
+    late = {("generator.commands", "generator.evaluate")}   # build and the CLI, late
     assert arrows - set(STAGE_READS_ALLOWED) - late == set()
 
 
@@ -226,16 +226,16 @@ def test_light_commands_never_import_heavy_libraries(argv, allowed, tmp_path):
     assert set(heavy) <= set(allowed), output
 
 
-# What each gate command must not import once its memos are warm (generator.memo): the
+# What each gate command must not import once its memos are warm (generator.storage.memo): the
 # renderer, Jinja and NumPy stay out of `check`; the evaluation stage out of `render --check`.
 NOT_IMPORTED = {
     ("check", "--no-record"): ["numpy", "scipy", "jinja2", "html5lib", "markdown_it", "generator.render", "snowballstemmer",
                                "generator.evaluate",
-                               "generator.build", "generator.scaffold", "generator.sandbox.runner", *MODEL_STACK],
-    ("render", "--check"): ["numpy", "scipy", "html5lib", "generator.evaluate", "generator.build",
-                            "generator.scaffold", "generator.sandbox.runner", *MODEL_STACK],
+                               "generator.commands.build", "generator.commands.scaffold", "generator.sandbox.runner", *MODEL_STACK],
+    ("render", "--check"): ["numpy", "scipy", "html5lib", "generator.evaluate", "generator.commands.build",
+                            "generator.commands.scaffold", "generator.sandbox.runner", *MODEL_STACK],
 }
-_MODULES_AFTER = ("import json, sys; from generator.cli import main; rc = main(sys.argv[1:]); "
+_MODULES_AFTER = ("import json, sys; from generator.commands.cli import main; rc = main(sys.argv[1:]); "
                   "print(json.dumps(sorted(sys.modules))); sys.exit(rc)")
 
 
@@ -306,10 +306,18 @@ def _architecture_entries() -> dict[str, set[str]]:
 def test_architecture_names_exactly_the_modules_that_exist():
     entries = _architecture_entries()
     packages = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
-    assert set(entries) == packages | {"."}
+    top_level = {path.stem for path in PACKAGE.glob("*.py") if path.stem != "__init__"}
+    assert set(entries) == packages | ({"."} if top_level else set())
     for package in packages:
         assert entries[package] == _package_modules(PACKAGE / package), package
-    assert entries["."] == {path.stem for path in PACKAGE.glob("*.py") if path.stem != "__init__"}, "top level"
+    assert entries.get(".", set()) == top_level, "top level"
+
+
+def test_the_top_level_holds_only_subpackages_grouped_by_job():
+    """A reader finds a module by its job's folder: no loose module beside the subpackages, and at
+    most ten of them (issue 48)."""
+    assert sorted(path.stem for path in PACKAGE.glob("*.py")) == ["__init__"]
+    assert len([path for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()]) <= 10
 
 
 def test_a_missing_module_name_is_noticed():

@@ -1,4 +1,4 @@
-"""Every input through one bounded reader (issue 47, part 6; generator.fileio.read_input).
+"""Every input through one bounded reader (issue 47, part 6; generator.storage.fileio.read_input).
 
 Git commits symbolic links, so a pull request can make any project file a link to /dev/zero, and a
 checkout can hold a FIFO or a device. Each input is refused before anything reads it: a link leading
@@ -20,7 +20,7 @@ from subprocess import TimeoutExpired
 
 import pytest
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from tests.conftest import REPOSITORY_ROOT, Outcome, one_line_error, run_python
 
 MEMORY_CAP = 2 * 1024 ** 3
@@ -30,7 +30,7 @@ SECONDS = 60
 CAPPED = r'''
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]), int(sys.argv[1])))
-from generator.cli import run
+from generator.commands.cli import run
 sys.argv = ["readout", *sys.argv[2:]]
 run()
 '''
@@ -142,7 +142,7 @@ def test_a_cache_entry_that_is_a_fifo_is_ignored_not_waited_for(tmp_path):
 
 
 def test_a_link_that_stays_inside_the_project_is_read(tmp_path, make_project, capsys, monkeypatch):
-    from generator.cli import main
+    from generator.commands.cli import main
 
     project = make_project(tmp_path / "p")
     (project / "claims" / "ledger.yaml").rename(project / "claims" / "kept-ledger.yaml")
@@ -155,7 +155,7 @@ def test_a_link_that_stays_inside_the_project_is_read(tmp_path, make_project, ca
 
 
 def test_a_regular_file_beyond_its_kinds_bound_is_refused_having_read_one_byte_more(tmp_path, monkeypatch):
-    from generator.fileio import INPUT_BOUNDS, read_input
+    from generator.storage.fileio import INPUT_BOUNDS, read_input
 
     monkeypatch.setitem(INPUT_BOUNDS, "trace history", 1000)
     path = tmp_path / "history.jsonl"
@@ -169,7 +169,7 @@ def test_a_regular_file_beyond_its_kinds_bound_is_refused_having_read_one_byte_m
 
 
 def test_every_kind_states_its_bound():
-    from generator.fileio import INPUT_BOUNDS
+    from generator.storage.fileio import INPUT_BOUNDS
 
     assert all(isinstance(bound, int) and 0 < bound <= 1024 ** 3 for bound in INPUT_BOUNDS.values())
     assert INPUT_BOUNDS["results file"] == 256 * 1024 ** 2 and INPUT_BOUNDS["ledger"] == 32 * 1024 ** 2

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.cli import main
+from generator.commands.cli import main
 from generator.evaluate import pipeline
 
 REPOSITORY = Path(__file__).resolve().parents[1]

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from generator import cli
+from generator.commands import cli
 from generator.claims.tracing import checker
-from generator.cli import COMMANDS, EXCEPTION_EXIT_CODES, exit_code_for, main
-from generator.errors import InputError
-from generator.fileio import reading
+from generator.commands.cli import COMMANDS, EXCEPTION_EXIT_CODES, exit_code_for, main
+from generator.storage.errors import InputError
+from generator.storage.fileio import reading
 
 
 def _explode(project, **options):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.cli import COMMANDS
+from generator.commands.cli import COMMANDS
 from tests.conftest import run_python
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -66,7 +66,7 @@ def test_each_section_is_the_commands_own_help_output():
     process (conftest.run_python), is the page's block: the script reads help the same way."""
     sections = _sections(PAGE.read_text(encoding="utf-8"))
     for words, title in ((["--help"], "readout"), (["export", "--help"], "readout export")):
-        completed = run_python("-m", "generator.cli", *words, cwd=REPOSITORY,
+        completed = run_python("-m", "generator.commands.cli", *words, cwd=REPOSITORY,
                                env={**reference._environment(), "COLUMNS": str(reference.COLUMNS)})
         assert completed.returncode == 0, completed.stderr
         assert completed.stdout.rstrip("\n") == sections[title]

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from generator.cli import main
+from generator.commands.cli import main
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 

@@ -1,7 +1,7 @@
 """Processes that really run at once (issue 24): two `readout build` of one project, writers against
 a held lock, a holder killed with SIGKILL, and several processes sharing one cache directory.
 
-The policy under test (generator/locks.py): a command that writes a project's outputs holds the
+The policy under test (generator/storage/locks.py): a command that writes a project's outputs holds the
 directory's lock for its whole run; a second one stops at once with exit 2 and one line naming
 the holder's pid and the lock; `check` and `render --check` take no lock and never load filelock.
 A cache is shared without a project lock: a rerank entry is one file renamed into place, and an
@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.build import build_project
-from generator.cli import main
-from generator.locks import LOCK_NAME
+from generator.commands.build import build_project
+from generator.commands.cli import main
+from generator.storage.locks import LOCK_NAME
 from generator.project import load_project
 from tests.child_process import CHILD_HOOKS, CHILD_PRELUDE, CHILD_RUN, PausingChild
 from tests.conftest import REPOSITORY_ROOT, Outcome, one_line_error, run_python
@@ -38,7 +38,7 @@ BUSY = ("Error: {shown} is being written by another readout process (pid {pid}, 
 # do (`hold`), or running `exec` instead of a command.
 CHILD = CHILD_PRELUDE + r'''
 if spec.get("hold"):
-    from generator.locks import outputs_lock
+    from generator.storage.locks import outputs_lock
 
     with outputs_lock(Path(spec["hold"])):
         pause()
@@ -150,7 +150,7 @@ def test_check_and_render_check_neither_take_the_lock_nor_load_filelock(tmp_path
     project = make_project(tmp_path / "p")
     holder = Child(tmp_path, hold=str(project / "outputs"))
     holder.paused_pid()
-    code = ("import json, sys; from generator.cli import main; rc = main(sys.argv[1:]); "
+    code = ("import json, sys; from generator.commands.cli import main; rc = main(sys.argv[1:]); "
             "print(json.dumps(sorted(m for m in sys.modules if m.partition('.')[0] == 'filelock'))); sys.exit(rc)")
     try:
         for argv in (["check", "--no-record", str(project)], ["render", "--check", str(project)]):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.core import options
 from generator.project import TOP_KEYS, PROJECT_KINDS, load_project
 from generator.project import outputs as project_outputs

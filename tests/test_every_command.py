@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.cli import COMMANDS, main
+from generator.commands.cli import COMMANDS, main
 from tests.conftest import REPOSITORY_ROOT
 
 L03 = REPOSITORY_ROOT / "examples" / "l03"

@@ -1,7 +1,7 @@
 """Nothing lost, nothing mixed: a write killed at any rename leaves the old or the new complete set,
 or a mixture every reader refuses; the next run repairs it.
 
-Every write ends in `generator.fileio._replace`; these tests make it raise after the K-th rename,
+Every write ends in `generator.storage.fileio._replace`; these tests make it raise after the K-th rename,
 for every K a write performs, in `evaluate`'s results set, `render`'s three outputs and `build` of
 the offline sandbox project (run files, side files, results, then the reports).
 """
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import fileio
-from generator.build import build_project
+from generator.storage import fileio
+from generator.commands.build import build_project
 from generator.claims.tracing.measured import ResultsFiles
 from generator.evaluate.pipeline import set_problem, write_sealed_results
 from generator.project import load_project

@@ -43,11 +43,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from generator.cli import main
+from generator.commands.cli import main
 from generator.core.ids import MAX_ID_CHARS
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.evaluate.data import load_dataset
-from generator.safe_yaml import load_config, parse_yaml
+from generator.storage.safe_yaml import load_config, parse_yaml
 from tests.conftest import _make_project, write_beir
 
 # Hypothesis caches what it learns (constants from the source) under ./.hypothesis even with no

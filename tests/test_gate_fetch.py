@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.gate import deepen_shallow_clone
+from generator.commands.gate import deepen_shallow_clone
 from tests.conftest import git_commit, run_cli, run_git
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.cli import main
+from generator.commands.cli import main
 from tests.conftest import Outcome, git_commit, one_line_error, run_git, run_tool
 
 OTHER_UID = 54321

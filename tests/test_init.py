@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.cli import build_parser, main
-from generator.errors import InputError
+from generator.commands.cli import build_parser, main
+from generator.storage.errors import InputError
 from generator.project import load_project
 from generator.project.reference import load_config_schema
-from generator.scaffold import (DEFAULT_TITLE, DESIGN_DOCUMENTS, init_lines, init_project,
+from generator.commands.scaffold import (DEFAULT_TITLE, DESIGN_DOCUMENTS, init_lines, init_project,
                                 scaffold_files)
 
 STARTER_CLAIMS = ("rows-hybrid", "candidates-fixed", "expected-hybrid", "next-measure", "results-hybrid",
@@ -28,7 +28,7 @@ STARTER_CLAIMS = ("rows-hybrid", "candidates-fixed", "expected-hybrid", "next-me
 
 
 def _cli_has(*argv: str) -> bool:
-    """Whether generator.cli already parses these arguments (the init and build wiring)."""
+    """Whether generator.commands.cli already parses these arguments (the init and build wiring)."""
     try:
         build_parser().parse_args(list(argv))
     except SystemExit:
@@ -37,12 +37,12 @@ def _cli_has(*argv: str) -> bool:
 
 
 def _require_cli(*argv: str) -> None:
-    assert _cli_has(*argv), f"generator.cli does not parse `readout {' '.join(argv)}`"
+    assert _cli_has(*argv), f"generator.commands.cli does not parse `readout {' '.join(argv)}`"
 
 
 def _init(argv: list[str]) -> int:
     """`readout init` as the command line runs it."""
-    from generator.cli import main
+    from generator.commands.cli import main
 
     return main(["init", *argv])
 

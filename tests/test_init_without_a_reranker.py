@@ -17,7 +17,7 @@ RERANKER = "BAAI/bge-reranker-v2-m3"
 
 def _init(tmp_path: Path, cache: Path, *args: str):
     env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HOME": str(cache.parent / "hf-home"), "HF_HUB_OFFLINE": "1"}
-    return run_python("-m", "generator.cli", "init", str(tmp_path / "review"), "--data",
+    return run_python("-m", "generator.commands.cli", "init", str(tmp_path / "review"), "--data",
                       str(REPOSITORY_ROOT / "examples" / "tiny-beir"), *args, cwd=tmp_path, env=env)
 
 
@@ -66,7 +66,7 @@ def test_the_page_of_a_project_without_a_rerank_row_shows_no_reranker(tmp_path, 
     network): no reranker anywhere a reader looks, even once readout.yaml asks for the reranker's
     cost, its frontier and its time chart (there is no rerank row to price): the section that
     would hold only those goes, and the quality chart stands alone."""
-    from generator.cli import main
+    from generator.commands.cli import main
     from tests.conftest import edit_config
 
     completed = _init(tmp_path, tmp_path / "empty-cache")

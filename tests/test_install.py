@@ -102,7 +102,7 @@ def test_the_wheel_holds_the_templates_the_labels_and_the_schema_and_nothing_els
     for path in (REPOSITORY / "templates").iterdir():
         assert f"generator/templates/{path.name}" in names
     assert "generator/project/config.schema.json" in names
-    assert "generator/scaffold.py" in names
+    assert "generator/commands/scaffold.py" in names
     assert not [name for name in names if name.startswith(("tests/", "examples/", "outputs/", "claims/", "design/"))]
     assert not [name for name in names if "__pycache__" in name or name.endswith(".pyc")]
 

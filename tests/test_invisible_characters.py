@@ -1,5 +1,5 @@
 """What the checker reads and what a reader sees are the same characters (issue 39): every
-default-ignorable, format, control, private-use or unassigned character (generator.characters,
+default-ignorable, format, control, private-use or unassigned character (generator.text.characters,
 one list from the Unicode data) is refused in every text channel a reader sees or the checker
 reads, with the character named; and on a clean input the checker's canonical text of a claim is
 the text the renderer writes for it."""
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from generator.claims.tracing.checker import check_project
-from generator.cli import main
-from generator.errors import InputError
+from generator.commands.cli import main
+from generator.storage.errors import InputError
 from generator.project import load_project
 from tests.conftest import (BUDGET_REQUIREMENTS, FUSION, _make_project, claim, d5_record, edit_config, ledger_text,
                             measured, set_label)
@@ -258,7 +258,7 @@ def test_a_hidden_character_in_a_stored_freeze_reason_is_refused(fixture_project
 def test_a_design_document_holding_a_hidden_character_is_named_as_the_cause(tmp_path, capsys):
     """The quote a reader copies from the page misses the document's invisible soft hyphen: the
     finding names the character and the line, instead of showing two identical-looking texts."""
-    from generator.cli import main
+    from generator.commands.cli import main
     from tests.conftest import _make_project, claim, design
 
     quote = "Hybrid uses RRF with constant 60 over both top-50 lists."

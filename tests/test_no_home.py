@@ -11,7 +11,7 @@ from subprocess import PIPE
 
 import pytest
 
-from generator.cli import main
+from generator.commands.cli import main
 from tests.conftest import REPOSITORY_ROOT, Outcome, one_line_error, run_tool, start_python
 
 TINY_BEIR = REPOSITORY_ROOT / "examples" / "tiny-beir"
@@ -48,7 +48,7 @@ def test_a_uid_without_a_home_evaluates_with_readout_cache(request):
     env["HF_HUB_OFFLINE"] = "1"
 
     def readout(*args: str, **extra: str):
-        child = start_python("-c", "import sys\nfrom generator.cli import run\nsys.argv = ['readout', *sys.argv[1:]]\nrun()",
+        child = start_python("-c", "import sys\nfrom generator.commands.cli import run\nsys.argv = ['readout', *sys.argv[1:]]\nrun()",
                              *args, cwd=work, env={**env, **extra}, under=("setpriv", "--reuid=54321", "--regid=54321",
                                                                           "--clear-groups"),
                              stdout=PIPE, stderr=PIPE, text=True)

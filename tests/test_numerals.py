@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.numerals import KINDS, Numeral, find_numerals, inside_quoted_span, numeral_value
+from generator.text.numerals import KINDS, Numeral, find_numerals, inside_quoted_span, numeral_value
 
 N, W, M, V, O, F = "number", "number word", "multiplier", "version", "ordinal", "fraction"
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from generator import fileio
+from generator.storage import fileio
 from generator.core.options import build_options, validate_evaluate_block
-from generator.errors import InputError
-from generator.fileio import LINK_IN_PROJECT, atomic_write_text, link_inside_project, regular_file_problem
+from generator.storage.errors import InputError
+from generator.storage.fileio import LINK_IN_PROJECT, atomic_write_text, link_inside_project, regular_file_problem
 from tests.conftest import make_small_dataset, run_cli
 
 SPARSE = {"name": "bm25", "kind": "sparse"}
@@ -188,7 +188,7 @@ def test_a_full_disk_names_the_file_it_stopped_and_leaves_no_temporary(tmp_path,
         atomic_write_text(target, "x" * 100)
     assert raised.value.errno == errno.ENOSPC and raised.value.filename == str(target)
     assert list((tmp_path / "outputs").iterdir()) == []
-    from generator.cli import error_line
+    from generator.commands.cli import error_line
 
     line = error_line(raised.value)
     assert "No space left on device" in line and "readout.html" in line

@@ -6,7 +6,7 @@ does, with examples, in docs/commands.md. Checked examples are found in README.m
 docs/*.md, wherever they now stand.
 
 A console block preceded by `<!-- output-checked -->` is run from the repository root, in process
-(generator.cli.main, what the console command calls); its output (stdout then stderr) must match the block, and a final `[exit N]` line gives the exit
+(generator.commands.cli.main, what the console command calls); its output (stdout then stderr) must match the block, and a final `[exit N]` line gives the exit
 code (0 when absent).
 
 A block preceded by `<!-- output-checked: in order -->` holds several commands, run one after
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.cli import COMMANDS, main
+from generator.commands.cli import COMMANDS, main
 from generator.evaluate.progress import PROGRESS_LINE
 from tests.conftest import readout_on_path, run_program, run_python
 
@@ -51,7 +51,7 @@ def _checked_blocks():
 
 
 def _readout_in_process(argv: list[str], monkeypatch, capsys) -> tuple[int, str, str]:
-    """`readout ARGV` as a user runs it from the repository root, in this process (generator.cli.main,
+    """`readout ARGV` as a user runs it from the repository root, in this process (generator.commands.cli.main,
     what the console command calls): its exit code, stdout and stderr."""
     monkeypatch.chdir(REPOSITORY)
     monkeypatch.delenv("READOUT_DEBUG", raising=False)
@@ -173,7 +173,7 @@ _GIT_IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "G
 def _sequence_command(words: list[str], environment: dict):
     """One step of a README sequence: readout itself, a copy, or git in the project made."""
     if words[0] == "readout":
-        return run_python("-m", "generator.cli", *words[1:], cwd=REPOSITORY, env=environment)
+        return run_python("-m", "generator.commands.cli", *words[1:], cwd=REPOSITORY, env=environment)
     if words[0] == "cp" and len(words) == 3:
         return run_program(words, cwd=REPOSITORY, env=environment)
     assert words[:2] == ["git", "-C"] and words[2].startswith("build/"), \

@@ -1,6 +1,6 @@
 """Many processes writing a project's records at once (issue 47, part 5): `import-draft` (the ledger),
 `freeze` (the design freeze log) and `check` (the trace history) each read, change and write one
-file, under the project's records lock (generator.locks.records_lock). Concurrent runs wait for
+file, under the project's records lock (generator.storage.locks.records_lock). Concurrent runs wait for
 one another: every claim, freeze entry and history line a run reports as written is in the file
 afterwards, and the chains stay whole. A lock held past the wait is one line naming the holder.
 """
@@ -19,8 +19,8 @@ import yaml
 
 from generator.claims.record.freeze import log_problems, read_freeze_log
 from generator.claims.record.history import read_history
-from generator.cli import main
-from generator.locks import LOCK_NAME
+from generator.commands.cli import main
+from generator.storage.locks import LOCK_NAME
 from generator.project import load_project
 from tests.child_process import CHILD_PRELUDE, PausingChild
 from tests.conftest import Outcome, one_line_error, start_python
@@ -34,7 +34,7 @@ LOOP = r'''
 import contextlib, io, json, os, sys, time
 from pathlib import Path
 
-from generator.cli import main
+from generator.commands.cli import main
 
 spec = json.loads(sys.argv[1])
 start = Path(spec["start"])
@@ -166,7 +166,7 @@ def test_concurrent_checks_keep_every_history_line_they_report(tmp_path, make_pr
 # --- a lock held too long ---------------------------------------------------------------------------
 
 HOLD = CHILD_PRELUDE + r'''
-from generator.locks import records_lock
+from generator.storage.locks import records_lock
 
 with records_lock(Path(spec["hold"])):
     pause()
@@ -175,12 +175,12 @@ with records_lock(Path(spec["hold"])):
 
 def test_a_records_lock_held_past_the_wait_is_one_line_naming_the_holder(tmp_path, make_project, monkeypatch,
                                                                           capsys):
-    import generator.locks
+    import generator.storage.locks
 
     project = make_project(tmp_path / "p")
     holder = PausingChild(HOLD, tmp_path, hold=str(project / "claims"))
     pid = holder.paused_pid()
-    monkeypatch.setattr(generator.locks, "RECORDS_WAIT_SECONDS", 0.3)
+    monkeypatch.setattr(generator.storage.locks, "RECORDS_WAIT_SECONDS", 0.3)
     monkeypatch.chdir(project)
     before = (project / "claims" / "design-freeze.json").read_bytes()
     (project / "design" / "decisions.md").write_text("# Decisions\n\nA new design.\n", encoding="utf-8")

@@ -38,7 +38,7 @@ from typing import NamedTuple
 import pytest
 import yaml
 
-from generator.cli import main
+from generator.commands.cli import main
 from generator.claims.record.noninferiority import Change, deciding_decimals
 from generator.results import seal
 from tests.conftest import WRITER, git_commit, make_small_dataset, one_line_error, run_cli, run_git, run_program
@@ -479,7 +479,7 @@ def test_a_margin_outside_the_metric_range_or_in_a_yaml_1_1_spelling_is_refused(
     design.mkdir()
     (design / "regression.md").write_text(regression_block(margin=margin), encoding="utf-8")
     from generator.claims.record.triggers import read_regression_block
-    from generator.errors import InputError
+    from generator.storage.errors import InputError
 
     with pytest.raises(InputError) as raised:
         read_regression_block(design)
@@ -534,7 +534,7 @@ def test_a_baseline_on_another_corpus_is_refused_naming_both_hashes(released, mo
 def test_other_judgements_and_another_metric_definition_are_refused_naming_what_differs(released, monkeypatch,
                                                                                          capsys):
     from generator.claims.record.triggers import read_regression_block
-    from generator.errors import InputError
+    from generator.storage.errors import InputError
     from generator.claims.record.noninferiority import changes_since
     from generator.results import read_results
 
@@ -610,7 +610,7 @@ def test_a_configured_results_file_that_is_missing_fails_the_gate_naming_the_com
 
 def test_a_decision_on_a_missing_results_file_names_it_and_the_command_that_writes_it(tmp_path, make_project,
                                                                                       monkeypatch, capsys):
-    from generator.build import configured_query_sets
+    from generator.commands.build import configured_query_sets
     from generator.project import load_project
     from tests.conftest import add_design
 
@@ -844,7 +844,7 @@ class NotInstalled(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, NotInstalled())
-from generator.cli import main
+from generator.commands.cli import main
 codes = [main(["gate", "--no-fetch", sys.argv[1]]), main(["regress", sys.argv[1], "--baseline", "release-2"])]
 print(json.dumps({{"codes": codes, "modules": sorted(sys.modules)}}))
 """

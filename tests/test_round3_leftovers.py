@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.cli import error_line
-from generator.errors import InputError
-from generator.fileio import default_cache_dir
-from generator.memo import default_key_file
+from generator.commands.cli import error_line
+from generator.storage.errors import InputError
+from generator.storage.fileio import default_cache_dir
+from generator.storage.memo import default_key_file
 from tests.conftest import make_small_dataset, run_tool, write_beir
 
 

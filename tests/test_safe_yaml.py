@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from generator.cli import main
-from generator.errors import InputError
-from generator.safe_yaml import load_config, load_config_with_lines, parse_yaml
+from generator.commands.cli import main
+from generator.storage.errors import InputError
+from generator.storage.safe_yaml import load_config, load_config_with_lines, parse_yaml
 
 
 @pytest.mark.parametrize("text", [

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from generator.claims.tracing.checker import check_project
-from generator.cli import main
-from generator.errors import InputError
+from generator.commands.cli import main
+from generator.storage.errors import InputError
 from generator.project import load_project
 from generator.render.export import export_table
 from generator.render.renderer import render_project

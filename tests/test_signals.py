@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.cli import EXCEPTION_EXIT_CODES, Terminated, error_line, exit_code_for, main
+from generator.commands.cli import EXCEPTION_EXIT_CODES, Terminated, error_line, exit_code_for, main
 from generator.evaluate.cache import checksum_problem
 from generator.evaluate.pipeline import set_problem
 from tests.child_process import CHILD_HOOKS, CHILD_PRELUDE, CHILD_RUN, PausingChild
@@ -25,7 +25,7 @@ from tests.conftest import REPOSITORY_ROOT, Outcome, cost_project
 TINY_BEIR = REPOSITORY_ROOT / "examples" / "tiny-beir"
 SIGNALS = {"SIGINT": (signal.SIGINT, 130, "Interrupted."), "SIGTERM": (signal.SIGTERM, 143, "Terminated.")}
 
-# The child: `readout ARGV` through the real entry point (generator.cli.run), paused where the spec
+# The child: `readout ARGV` through the real entry point (generator.commands.cli.run), paused where the spec
 # says (tests/child_process.py), with hooks of this module's own: a pause while the parser is built,
 # a reranker without a model, a training without training.
 CHILD = CHILD_PRELUDE + CHILD_HOOKS + r'''

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.evaluate.data import MAX_LINE_BYTES, load_corpus, load_dataset, load_queries
 from tests.conftest import write_beir
 

@@ -1,4 +1,4 @@
-"""What a killed or failed write leaves behind, and who takes it away (generator.fileio.Temporary):
+"""What a killed or failed write leaves behind, and who takes it away (generator.storage.fileio.Temporary):
 every temporary is held locked by its writer, so a sweep removes exactly the ones whose writer is
 gone (killed by SIGKILL here, in a child process) and never a live writer's; a full disk is one
 line naming the file, with nothing left to keep the disk full; a symbolic link where a BM25 entry
@@ -14,10 +14,10 @@ from subprocess import PIPE, Popen
 
 import pytest
 
-from generator import fileio
-from generator.cli import main
+from generator.storage import fileio
+from generator.commands.cli import main
 from generator.evaluate.cache import EmbeddingCache
-from generator.fileio import atomic_write_text, held_temporary_directory, remove_stale_temporaries
+from generator.storage.fileio import atomic_write_text, held_temporary_directory, remove_stale_temporaries
 
 from tests.conftest import run_python, run_tool, start_python
 
@@ -48,7 +48,7 @@ def _temporaries(directory: Path) -> list[str]:
 
 def test_a_temporary_nobody_holds_is_removed_and_a_live_writers_is_kept(tmp_path):
     child = _child(
-        "import time\nfrom pathlib import Path\nfrom generator.fileio import _write_temporary\n"
+        "import time\nfrom pathlib import Path\nfrom generator.storage.fileio import _write_temporary\n"
         f"held = _write_temporary(Path({str(tmp_path / 'other.json')!r}), b'being written')\n"
         "print('READY', flush=True)\ntime.sleep(120)\n")
     try:

@@ -10,5 +10,5 @@ history, the regression block evaluated since a baseline, and what git proves of
 `tracing` (claim tracing: one view of each claim,
 the rule registry, the results files and their re-derivation, the report) and `evidence` (what one
 source showed, which all of them speak of). The signed memos that keep the gate instant are
-generator.memo, shared with the renderer and the lexicon.
+generator.storage.memo, shared with the renderer and the lexicon.
 """

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 from generator.core.headroom import oracle_order
 from generator.core.metrics import Metric, macro_mean, metrics_from_names
 from generator.core.rows import PRECISIONS
-from generator.errors import InputError
+from generator.storage.errors import InputError
 
 NOTE = ("ceiling: the best any reordering of the over row's top `depth` candidates could score, from the "
         "relevance labels; an upper bound, never a model's quality")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from generator.errors import clip, excerpt
+from generator.storage.errors import clip, excerpt
 
 # Real ids are short (SciFact's are numbers; FEVER's and DBpedia's Wikipedia titles stay under
 # 300 characters): an id of thousands is a wrong column, and a run file repeats it on every line.

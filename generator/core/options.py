@@ -12,9 +12,9 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from generator.errors import InputError
-from generator.fileio import default_cache_dir
-from generator.wording import data_text_problem
+from generator.storage.errors import InputError
+from generator.storage.fileio import default_cache_dir
+from generator.text.wording import data_text_problem
 from generator.core.frontier import FrontierSpec, parse_frontier
 from generator.core.fusion import RRF_K
 from generator.core.data_source import PREFIX as IRDS_PREFIX, export_dir, identifier_of

@@ -29,8 +29,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from generator.errors import InputError
-from generator.wording import data_text_problem
+from generator.storage.errors import InputError
+from generator.text.wording import data_text_problem
 
 KINDS = ("dense", "sparse", "fusion", "rerank", "run")
 FUSION_METHODS = ("rrf", "minmax")

@@ -16,8 +16,8 @@ import struct
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from generator.errors import InputError
-from generator.fileio import atomic_write_text, read_input, sha256_bytes
+from generator.storage.errors import InputError
+from generator.storage.fileio import atomic_write_text, read_input, sha256_bytes
 
 Ranking = Sequence[tuple[str, float]]
 # The judgements of the evaluated queries, written beside their run files (trec_eval's qrels).

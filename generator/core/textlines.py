@@ -13,7 +13,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
-from generator.errors import InputError, clip
+from generator.storage.errors import InputError, clip
 
 GZIP_SUFFIX = ".gz"
 _BOM = b"\xef\xbb\xbf"

@@ -14,7 +14,7 @@ checked before use. An entry that fails is reported in one line and recomputed, 
 Several processes may share one cache (two evaluations of different projects). A rerank entry is
 one file renamed into place, so a reader gets a whole entry or none whoever writes it; an
 embedding entry is two files, so both are written and read under the entry's lock
-(generator.locks.entry_lock) and a reader never pairs one writer's metadata with another's array.
+(generator.storage.locks.entry_lock) and a reader never pairs one writer's metadata with another's array.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from generator.errors import InputError
-from generator.fileio import atomic_write_json, read_input, reserve_space, staged_file, sweep_once
-from generator.locks import entry_lock
+from generator.storage.errors import InputError
+from generator.storage.fileio import atomic_write_json, read_input, reserve_space, staged_file, sweep_once
+from generator.storage.locks import entry_lock
 
 Warn = Callable[[str], None]
 

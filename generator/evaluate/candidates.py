@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.evaluate.data import load_dataset
 from generator.core.runfiles import read_run
-from generator.fileio import display_path
+from generator.storage.fileio import display_path
 from generator.results import read_results
 
 @dataclass(frozen=True)

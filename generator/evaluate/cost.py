@@ -39,7 +39,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from generator.errors import InputError, ModelUnavailableError
+from generator.storage.errors import InputError, ModelUnavailableError
 from generator.evaluate.cache import (checksum_problem, content_key, is_finite_number, read_json_entry, seal,
                                       warning_line)
 from generator.results.builders import timing_summary
@@ -49,7 +49,7 @@ from generator.evaluate.environment import machine, package_versions
 from generator.evaluate.progress import Progress
 from generator.evaluate.shapes import (TOKENIZER_FILES, ResolvedShape, TokenizerChoice, choose_tokenizer,
                                        position_limit, resolve_shape, shape_summary, with_layers)
-from generator.fileio import atomic_write_json, default_cache_dir, display_home_path
+from generator.storage.fileio import atomic_write_json, default_cache_dir, display_home_path
 
 Pair = tuple[str, str]
 DTYPES = {"fp32": "float32", "int8": "int8 (dynamic quantization of the linear layers, float32 elsewhere)"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 
 
 def _numbers_from_text(text: str, option: str) -> list[int]:

@@ -47,12 +47,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.core.ids import code_points, id_form, id_problem
 from generator.core.textlines import MAX_LINE_BYTES  # noqa: F401 - the loaders' bound, named here too
 from generator.core.textlines import GZIP_SUFFIX, lines as _lines
 from generator.core.options import SAMPLE_QUERY_COUNT
-from generator.fileio import sha256_file
+from generator.storage.fileio import sha256_file
 from generator.results import clip, excerpt, strict_json
 
 CORPUS_FILE = "corpus.jsonl"

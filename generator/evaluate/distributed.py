@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.evaluate.encoding import BATCHES_PER_SHARD, encode_shard, encoding_batches, shards
 from generator.evaluate.models import apply_precision, load_bi_encoder, load_cross_encoder
 from generator.evaluate.retrieval import candidate_pairs, score_query
@@ -53,7 +53,7 @@ def _ray() -> Any:
 def python_signal_handlers_kept() -> Iterator[None]:
     """Ray's core worker installs its failure-signal handler for SIGTERM in the driver, which
     prints a C++ stack dump where readout says "Terminated." (exit 143): the Python handler that
-    was in place before (generator.cli) is put back. Only the main thread can set one."""
+    was in place before (generator.commands.cli) is put back. Only the main thread can set one."""
     import signal
     import threading
 

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.errors import InputError, ModelUnavailableError
-from generator.fileio import remove_if_abandoned
+from generator.storage.errors import InputError, ModelUnavailableError
+from generator.storage.fileio import remove_if_abandoned
 from generator.core.options import DEVICES, PRECISIONS
 
 OFFLINE_MINILM_ALIAS = "minilm-offline"
@@ -104,7 +104,7 @@ def restore_interrupted_replace(model_dir: Path) -> str | None:
             restored = (f"{model_dir}: restored the previous model, which an interrupted `readout train-reranker "
                         f"--force` had moved aside to {held.parent.name}")
     # An emptied aside is a finished or restored replace's; a staging folder is left alone while the
-    # training run writing it holds it (generator.fileio.held_temporary_directory).
+    # training run writing it holds it (generator.storage.fileio.held_temporary_directory).
     if not model_dir.is_dir():
         return restored
     for leftover in sorted(set([*asides, *parent.glob(f".{name}.*.tmp")])):

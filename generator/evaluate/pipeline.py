@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from generator import __version__
-from generator.errors import InputError, ModelUnavailableError, clip
+from generator.storage.errors import InputError, ModelUnavailableError, clip
 from generator.evaluate.cache import EmbeddingCache, RerankCache
 from generator.evaluate.cost import measure_rerank_cost
 from generator.evaluate.currency import UNCHANGED, results_problem, set_problem  # noqa: F401 - set_problem: read here too
@@ -38,13 +38,13 @@ from generator.evaluate.retrieval import dense_rankings, fused_rankings, rerank_
 from generator.core.rows import RowSpec, roles_from_specs
 from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, qrels_copy_entry, read_supplied_run
 from generator.core.comparisons import method_description
-from generator.fileio import (default_cache_dir, display_home_path, display_path, dumps_json, reading,
+from generator.storage.fileio import (default_cache_dir, display_home_path, display_path, dumps_json, reading,
                              regular_file_problem, sha256_bytes, sha256_file, write_set)
 from generator.results import Results, read_results, seal
 from generator.results.builders import (RowRun, evaluation_document, frontier_block, ranked_ids,
                                         rerank_summary, sample_comparison_blocks, score_rows, timing_summary,
                                         with_manifest)
-from generator.locks import entry_lock
+from generator.storage.locks import entry_lock
 
 def _now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
@@ -533,7 +533,7 @@ def write_outputs(evaluation: Evaluation, options: EvaluationOptions,
 def write_sealed_results(results_path: Path, runs_dir: Path, evaluation: Evaluation,
                          sample_path: Path | None = None, metrics: Sequence[Metric] = ROW_METRICS) -> Path:
     """Write the run files, the judgements and the sealed results.json as one set, the results
-    last (generator.fileio.write_set): results.json records the sha256 of every file of its set,
+    last (generator.storage.fileio.write_set): results.json records the sha256 of every file of its set,
     so a set mixed by an interrupted write is refused by `check` and re-evaluated by `build`.
     With `sample_path`, the release sample's results are compared with these (the 300-query check)."""
     outputs_root = results_path.parent

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.errors import ModelUnavailableError
+from generator.storage.errors import ModelUnavailableError
 from generator.evaluate.models import _offline, _packaged_minilm_path
-from generator.fileio import sha256_file
+from generator.storage.fileio import sha256_file
 
 CONFIG_FILE = "config.json"
 # Files a Hugging Face tokenizer is made of; whichever of them a model directory holds are used.

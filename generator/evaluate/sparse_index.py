@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from generator.evaluate.cache import content_key, read_json_entry, warning_line
-from generator.fileio import atomic_write_json, error_naming_file, held_temporary_directory, sha256_file, sweep_once
-from generator.locks import entry_lock
+from generator.storage.fileio import atomic_write_json, error_naming_file, held_temporary_directory, sha256_file, sweep_once
+from generator.storage.locks import entry_lock
 
 ENTRY_FILE = "entry.json"
 

@@ -17,7 +17,7 @@ import gc
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.core.options import PRECISIONS, RERANK_BATCH_SIZE
 from generator.evaluate.cost import (CostMeasurement, Pair, Pricing, QueryCost, check_precision, open_pricing,
                                      parse_depths)

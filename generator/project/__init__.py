@@ -11,7 +11,7 @@ downstream receives typed values and never re-reads the file, so every command t
 
 Every problem is one line, `readout.yaml:LINE: key: message`. `data` is a non-empty path; an
 empty `data:` is an error, never the working directory. A key or a value a message repeats is cut
-to generator.errors.MAX_ECHO_CHARS characters, so no readout.yaml makes an unreadable line.
+to generator.storage.errors.MAX_ECHO_CHARS characters, so no readout.yaml makes an unreadable line.
 
 The same rules, as a JSON Schema for editors and readers, ship as `config.schema.json` beside
 this module; docs/config.md is generated from it (generator.project.reference), and
@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.core.options import RESULTS_FILE, RESULTS_NAME, EvaluationOptions, build_options, validate_evaluate_block
 from generator.core.data_source import identifier_of
-from generator.fileio import display_path, read_input, reading, resolved
+from generator.storage.fileio import display_path, read_input, reading, resolved
 from generator.project.outputs import OutputSpec, parse_outputs
-from generator.errors import MAX_ECHO_CHARS, clip, excerpt
-from generator.wording import label_problem
-from generator.safe_yaml import load_config_with_lines
+from generator.storage.errors import MAX_ECHO_CHARS, clip, excerpt
+from generator.text.wording import label_problem
+from generator.storage.safe_yaml import load_config_with_lines
 from generator.sandbox.config import SandboxConfig, validate_sandbox_block
 
 CONFIG_NAME = "readout.yaml"

@@ -13,11 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.render.doors import Door
-from generator.safe_yaml import load_config_with_lines
-from generator.errors import InputError
-from generator.fileio import display_path, read_input, reading
+from generator.storage.safe_yaml import load_config_with_lines
+from generator.storage.errors import InputError
+from generator.storage.fileio import display_path, read_input, reading
 from generator.project import default_templates_dir
-from generator.wording import label_problem
+from generator.text.wording import label_problem
 
 LABELS_NAME = "labels.yaml"
 
@@ -25,7 +25,7 @@ LABELS_NAME = "labels.yaml"
 class Labels:
     """The label registry (templates/labels.yaml): the only fixed words a template may show.
 
-    A label is a heading or a table word, never a sentence (generator.wording says
+    A label is a heading or a table word, never a sentence (generator.text.wording says
     exactly what that means). Templates write `L.key`; an unknown key stops the render with the
     registry's file name.
     """

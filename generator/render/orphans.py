@@ -219,7 +219,7 @@ class _DocumentScanner:
 
 
 def _html5_parse(text: str) -> Any:
-    # Imported here: `render --check` finds most scans remembered (generator.memo) and then
+    # Imported here: `render --check` finds most scans remembered (generator.storage.memo) and then
     # never needs the parser, the slowest import of the renderer.
     import html5lib
 

@@ -29,10 +29,10 @@ from jinja2.bccache import Bucket
 from markupsafe import Markup
 
 from generator.claims.tracing.checker import check_project
-from generator.memo import Memo, default_memo
+from generator.storage.memo import Memo, default_memo
 from generator.claims.tracing.report import CheckReport, failure_lines
-from generator.errors import InputError
-from generator.fileio import display_path, reading, sha256_file, sha256_text, write_set
+from generator.storage.errors import InputError
+from generator.storage.fileio import display_path, reading, sha256_file, sha256_text, write_set
 from generator.project import Project, default_templates_dir
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.render import charts
@@ -416,7 +416,7 @@ def _charts(spec: OutputSpec, results: Results, door: Door, labels: Labels, budg
 
 def find_orphans(rendered: list[Rendered], memo: Memo | None = None) -> list[Orphan]:
     """Every orphan text of the outputs; the scan of a text already scanned is remembered
-    (generator.memo: an HTML5 parse of the readout is the slowest step of `render --check`)."""
+    (generator.storage.memo: an HTML5 parse of the readout is the slowest step of `render --check`)."""
     memo = memo if memo is not None else default_memo()
     found: list[Orphan] = []
     for output in rendered:

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.characters import describe, hidden_character
-from generator.errors import InputError
-from generator.fileio import display_path, reading
+from generator.text.characters import describe, hidden_character
+from generator.storage.errors import InputError
+from generator.storage.fileio import display_path, reading
 from generator.project import Project, default_templates_dir
 from generator.project.outputs import OutputSpec
 from generator.render.orphans import CLOSE, OPEN

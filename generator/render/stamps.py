@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from generator.fileio import display_path, sha256_file
+from generator.storage.fileio import display_path, sha256_file
 from generator.render.orphans import strip_marks
 
 STAMP_NAME = "readout-built-from"
@@ -100,7 +100,7 @@ def stale_outputs(rendered: Iterable[Rendered]) -> list[str]:
     return lines
 
 
-# A writing command's lock file (generator.locks.LOCK_NAME), there while it runs.
+# A writing command's lock file (generator.storage.locks.LOCK_NAME), there while it runs.
 LOCK_FILE = ".readout.lock"
 
 

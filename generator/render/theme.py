@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.errors import InputError
-from generator.fileio import display_path, reading
-from generator.safe_yaml import load_config_with_lines
+from generator.storage.errors import InputError
+from generator.storage.fileio import display_path, reading
+from generator.storage.safe_yaml import load_config_with_lines
 
 THEME_NAME = "theme.yaml"
 FLOOR_PX = 12.0             # no text of a tool block is drawn smaller (templates/readout.css)

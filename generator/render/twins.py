@@ -22,8 +22,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.fileio import sha256_text
-from generator.memo import default_memo
+from generator.storage.fileio import sha256_text
+from generator.storage.memo import default_memo
 from generator.render.doors import Door
 from generator.render.labels import Labels
 from generator.render.values import format_number

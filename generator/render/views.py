@@ -9,9 +9,9 @@ from typing import Any, Iterable
 
 from generator.claims.tracing.report import CheckReport, ClaimResult
 from generator.core.options import SHAPE_COST
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.project.outputs import OutputSpec, TableSpec
-from generator.wording import data_text_problem
+from generator.text.wording import data_text_problem
 from generator.claims.record.design import reduce_markdown
 from generator.render.sources import design_quote, measured_sentence, short_value
 from generator.render.doors import Door

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from generator.errors import MAX_ECHO_CHARS, clip, excerpt  # noqa: F401 (the path grammar's messages use them)
+from generator.storage.errors import MAX_ECHO_CHARS, clip, excerpt  # noqa: F401 (the path grammar's messages use them)
 
 
 

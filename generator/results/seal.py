@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from generator.core.options import RESULTS_NAME  # noqa: F401 (the results file's name, read from here)
-from generator.errors import InputError, ReadoutError
-from generator.fileio import INPUT_BOUNDS, display_path, read_input, sha256_bytes
-from generator.memo import default_memo
+from generator.storage.errors import InputError, ReadoutError
+from generator.storage.fileio import INPUT_BOUNDS, display_path, read_input, sha256_bytes
+from generator.storage.memo import default_memo
 from generator.results.model import ResultsModel
 from generator.results.paths import clip
 from generator.results.upgrade import upgrade
@@ -236,7 +236,7 @@ def _deeper_than(data: Any, limit: int) -> bool:
 
 def _parsed(raw: bytes) -> Any:
     """`parse_results_json` of a file's bytes. Bytes it has accepted before (remembered by their
-    sha256, generator.memo) are parsed by the plain decoder: the same values, without the hooks and
+    sha256, generator.storage.memo) are parsed by the plain decoder: the same values, without the hooks and
     the walk that made sure of them, which cost more than the parse."""
     digest = hashlib.sha256(raw).hexdigest()
     memo = default_memo()

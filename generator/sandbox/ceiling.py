@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.core.headroom import oracle_order
 from generator.core.metrics import graded_ndcg_at_k, graded_recall_at_k
-from generator.fileio import reading
+from generator.storage.fileio import reading
 from generator.sandbox.bm25 import tokenize
 
 ZERO_VECTOR_COSINE = -2.0

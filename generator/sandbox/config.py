@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.sandbox.bm25 import DEFAULT_B, DEFAULT_K1
 
 DEFAULT_PARAMETERS: dict[str, Any] = {

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from generator.errors import InputError
-from generator.fileio import display_path, read_input, sha256_file
+from generator.storage.errors import InputError
+from generator.storage.fileio import display_path, read_input, sha256_file
 from generator.sandbox.bm25 import tokenize
 
 INPUT_FILES = {

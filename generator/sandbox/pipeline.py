@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.core.diagnosis import diagnose, ndcg_verdict
 from generator.core.fusion import min_max_fusion
 from generator.core.metrics import Metric

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from generator import __version__
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, qrels_copy_entry
-from generator.fileio import display_path, dumps_json, read_input, reading, sha256_bytes, write_set
+from generator.storage.fileio import display_path, dumps_json, read_input, reading, sha256_bytes, write_set
 from generator.results import RESULTS_NAME, seal
 from generator.results.builders import (invalid_sandbox_record, recorded_run_manifest, sandbox_run_manifest,
                                         with_manifest)
@@ -152,7 +152,7 @@ def run_sandbox(config: SandboxConfig, *, report_visibility: bool = False) -> Sa
 def _output_set(out: Path, result: SandboxResult, inputs: Any, manifest: dict[str, Any], hashed: dict[str, Any],
                 parameters: dict[str, Any], funnel: dict[str, Any]) -> list[tuple[Path, bytes]]:
     """Every file of a valid run, results.json last: it records the sha256 of every other file
-    (generator.fileio.write_set)."""
+    (generator.storage.fileio.write_set)."""
     k = parameters["cutoff"]
     files: list[tuple[Path, bytes]] = []
     run_files = {}

@@ -7,8 +7,8 @@ import pytest
 
 from generator.claims.tracing.checker import check_project
 from generator.claims.language.repeats import find_repeats, sentence_key
-from generator.cli import main
-from generator.errors import InputError
+from generator.commands.cli import main
+from generator.storage.errors import InputError
 from generator.project import load_project
 from tests.conftest import FUSION, claim, refreeze
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from generator.claims.tracing.checker import check_project
-from generator.cli import main
+from generator.commands.cli import main
 from generator.project import load_project
 from generator.claims.record.freeze import freeze_project
 from tests.conftest import (DENSE, FIXTURE_FREEZE_TIME, FUSION, HYBRID, REPOSITORY_ROOT as REPOSITORY, SPARSE, claim,
@@ -414,7 +414,7 @@ def test_check_does_not_import_heavy_libraries(project, tmp_path, monkeypatch):
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
     # The first check draws the fixture's intervals again with NumPy and SciPy and remembers the
-    # derivation (generator.memo); the next loads neither. The model stack is never loaded.
+    # derivation (generator.storage.memo); the next loads neither. The model stack is never loaded.
     code, heavy, output = cli_in_fresh_interpreter(["check", "--no-record"], cwd=project)
     assert (code, heavy) == (0, ["numpy", "scipy"]), output
     code, heavy, output = cli_in_fresh_interpreter(["check", "--no-record"], cwd=project)
@@ -442,7 +442,7 @@ def test_shipped_project_checks_clean_without_writing(monkeypatch, capsys):
 
 
 def test_shipped_first_draft_is_kept_and_matches_history():
-    from generator.fileio import sha256_file
+    from generator.storage.fileio import sha256_file
 
     first = json.loads((REPOSITORY / "claims" / "trace-history.jsonl").read_text().splitlines()[0])
     assert sha256_file(REPOSITORY / "claims" / "ledger.first-draft.yaml") == first["ledger_sha256"]

@@ -9,8 +9,8 @@ import pytest
 
 from generator.claims.tracing.checker import check_project
 from generator.claims.record.triggers import read_design_rules
-from generator.cli import main
-from generator.errors import InputError
+from generator.commands.cli import main
+from generator.storage.errors import InputError
 from generator.project import load_project
 from generator.render.renderer import render_project
 

@@ -10,7 +10,7 @@ import pytest
 from generator.claims.record.design import (DesignDocument, DesignLibrary, check_design_source, design_files,
                                      sentence_spans)
 from generator.claims.language.ledger import DesignSource
-from generator.errors import InputError
+from generator.storage.errors import InputError
 
 PLAN = """\
 # Retrieval plan

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.cli import main
+from generator.commands.cli import main
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -86,7 +86,7 @@ def test_invalid_freeze_record_exits_2(project, capsys):
 
 def test_repository_design_is_frozen_and_intact():
     record = json.loads((REPOSITORY / "claims" / "design-freeze.json").read_text())
-    from generator.fileio import sha256_file
+    from generator.storage.fileio import sha256_file
 
     design = REPOSITORY / "design"
     assert sorted(record["documents"]) == sorted(p.name for p in design.iterdir() if not p.name.startswith("."))

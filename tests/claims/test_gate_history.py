@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from generator.claims.record.freeze import GENESIS, NONE_YET, entry_sha256
-from generator.cli import main
+from generator.commands.cli import main
 from tests.claims.test_preregistration import _edit, preregistered
 from tests.conftest import git_commit, run_git
 

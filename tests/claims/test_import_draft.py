@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.cli import main
+from generator.commands.cli import main
 from generator.claims.language.draft import draft_sentences, guess_kind
 from generator.claims.language.ledger import load_ledger
 

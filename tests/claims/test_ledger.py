@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from generator.claims.language import ledger as ledger_module
-from generator.cli import main
-from generator.errors import InputError
+from generator.commands.cli import main
+from generator.storage.errors import InputError
 from generator.claims.language.ledger import load_ledger, parse_ledger
 
 REPOSITORY = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Signed memos (generator.memo): a remembered derivation answers only for the bytes it was
+"""Signed memos (generator.storage.memo): a remembered derivation answers only for the bytes it was
 made from, and only when the tool itself wrote it."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from generator import memo as memo_module
+from generator.storage import memo as memo_module
 from generator.claims.tracing.measured import ResultsFiles
-from generator.memo import MEMO_DIR, Memo
+from generator.storage.memo import MEMO_DIR, Memo
 from generator.results import read_results
 
 L03 = Path(__file__).resolve().parents[2] / "examples" / "l03"
@@ -95,7 +95,7 @@ def test_the_code_fingerprint_covers_every_module_and_the_statistics_libraries()
 
 def test_a_cache_restored_from_another_machine_answers_for_nothing(tmp_path):
     """A CI cache restored from elsewhere holds entries signed with that machine's key, which is
-    kept apart from the cache (generator.memo.default_key_file) and so never comes with it."""
+    kept apart from the cache (generator.storage.memo.default_key_file) and so never comes with it."""
     compute, calls = _counting({"problem": None})
     _memo(tmp_path, key="their-key").remembered("derivation", {"sha256": "x"}, compute)
     assert _memo(tmp_path, key="our-key").remembered("derivation", {"sha256": "x"}, lambda: "drawn again") == \
@@ -257,7 +257,7 @@ def test_a_corpus_changed_a_moment_ago_is_counted_not_remembered(tmp_path, monke
 
 
 def test_a_book_keeps_many_results_in_one_signed_memo(tmp_path, monkeypatch):
-    from generator.memo import MemoBook
+    from generator.storage.memo import MemoBook
 
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
@@ -275,8 +275,8 @@ def test_a_book_keeps_many_results_in_one_signed_memo(tmp_path, monkeypatch):
 
 
 def test_a_book_past_its_limit_keeps_what_the_last_check_used(tmp_path, monkeypatch):
-    from generator import memo as memo_module
-    from generator.memo import MemoBook
+    from generator.storage import memo as memo_module
+    from generator.storage.memo import MemoBook
 
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("READOUT_NO_MEMO", raising=False)

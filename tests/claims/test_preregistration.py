@@ -17,8 +17,8 @@ import yaml
 
 from generator.claims.tracing.checker import check_project
 from generator.claims.record.freeze import entry_sha256
-from generator.cli import main
-from generator.errors import InputError
+from generator.commands.cli import main
+from generator.storage.errors import InputError
 from generator.project import load_project
 from tests.conftest import (BUDGET_REQUIREMENTS, DECISIONS, FIRST_DRAFT, FIXTURE_QUERIES, FUSION, ROOT_CONFIG, claim,
                             d5_record, git_commit, ledger_text, refreeze, run_git, write_project_files)

@@ -10,7 +10,7 @@ from generator.core.frontier import ceiling_at_depth, parse_frontier
 from generator.results.builders import frontier_block
 from generator.results.model import cheapest_within, within_budget
 from generator.core.metrics import macro_mean, metrics_from_names
-from generator.errors import InputError
+from generator.storage.errors import InputError
 
 NDCG5, RECALL5 = metrics_from_names(["nDCG@5", "recall@5"])
 

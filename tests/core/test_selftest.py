@@ -1,5 +1,5 @@
 
-from generator.cli import main
+from generator.commands.cli import main
 from tests.conftest import run_python
 
 
@@ -18,6 +18,6 @@ def test_mutant_selftest_fails_with_0_6509_against_0_4982(capsys):
 
 
 def test_selftest_runs_as_a_console_command():
-    completed = run_python("-m", "generator.cli", "selftest")
+    completed = run_python("-m", "generator.commands.cli", "selftest")
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip().endswith("ALL CHECKS PASS")

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generator.cli import main
-from generator.errors import InputError, ModelUnavailableError
+from generator.commands.cli import main
+from generator.storage.errors import InputError, ModelUnavailableError
 from generator.evaluate import shapes
 from generator.evaluate.cost import build_scorer, cost_curve, measure_rerank_cost, resolve_device
 from generator.evaluate.models import _packaged_minilm_path

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from generator.cli import main
+from generator.commands.cli import main
 from generator.evaluate.data import load_dataset
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from generator.core.options import EvaluationOptions
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.evaluate.pipeline import evaluate, write_outputs
 
 pytestmark = pytest.mark.model
@@ -92,7 +92,7 @@ def test_the_driver_says_where_the_work_ran(runs):
 
 
 def test_engine_options_are_refused_without_the_engine(tmp_path, make_project, monkeypatch, capsys):
-    from generator.cli import main
+    from generator.commands.cli import main
 
     project = tmp_path / "project"
     make_project(project)
@@ -225,7 +225,7 @@ def test_a_ray_client_address_is_refused_saying_what_works(address):
 def test_an_address_where_nothing_listens_is_refused_in_seconds(tmp_path, monkeypatch, capsys, form):
     import time
 
-    from generator.cli import main
+    from generator.commands.cli import main
     from tests.conftest import make_small_dataset
 
     data = make_small_dataset(tmp_path / "data", documents=20, queries=3)
@@ -274,7 +274,7 @@ def test_sigterm_during_a_ray_run_is_one_line_terminated(tmp_path, tiny_cross_en
 
     data = make_small_dataset(tmp_path / "data", documents=400, queries=7)
     env = dict(os.environ, HF_HUB_OFFLINE="1", READOUT_CACHE=str(tmp_path / "cache"))
-    readout = ("-c", "import sys\nfrom generator.cli import run\nsys.argv = ['readout', *sys.argv[1:]]\nrun()")
+    readout = ("-c", "import sys\nfrom generator.commands.cli import run\nsys.argv = ['readout', *sys.argv[1:]]\nrun()")
     assert run_python(*readout, "init", "p", "--data", str(data), env=env, cwd=tmp_path).returncode == 0
     child = start_python(*readout, "evaluate", "p", "--engine", "ray", "--workers", "2", "--rerank-model",
                          str(tiny_cross_encoder), env=env, cwd=tmp_path, stdout=PIPE, stderr=STDOUT, text=True,

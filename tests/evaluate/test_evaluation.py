@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.core.options import EvaluationOptions
 from generator.core.rows import RowSpec, default_rows
 from generator.evaluate.pipeline import evaluate, write_outputs
@@ -126,7 +126,7 @@ def test_interrupted_rerank_resumes_without_recomputing_finished_queries(small_d
 
 def test_evaluate_command_writes_sample_then_all_queries_with_comparison(small_dataset, tmp_path,
                                                                           tiny_cross_encoder, capsys):
-    from generator.cli import main
+    from generator.commands.cli import main
 
     project = tmp_path / "project"
     project.mkdir()
@@ -226,7 +226,7 @@ def test_a_measured_rerank_row_records_its_own_times_as_its_cost(small_dataset, 
     (["--encode-batch-size", "-3"], "--encode-batch-size"),
 ])
 def test_evaluate_refuses_a_batch_size_below_one(tmp_path, small_dataset, capsys, argv, field):
-    from generator.cli import main
+    from generator.commands.cli import main
 
     project = tmp_path / "project"
     project.mkdir()
@@ -249,7 +249,7 @@ def test_metrics_chosen_by_name_are_computed_compared_and_re_derived(small_datas
 
 
 def test_an_unknown_metric_name_in_readout_yaml_is_one_line(tmp_path, small_dataset, capsys):
-    from generator.cli import main
+    from generator.commands.cli import main
 
     project = tmp_path / "project"
     project.mkdir()

@@ -11,7 +11,7 @@ import pytest
 
 from generator.core.ids import MAX_ID_CHARS, id_problem
 from generator.core.runfiles import format_run
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.evaluate.data import load_dataset
 from generator.evaluate.irds import ensure_exported
 from tests.conftest import write_beir

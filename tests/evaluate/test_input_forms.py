@@ -11,7 +11,7 @@ import pytest
 
 from generator.core.options import EvaluationOptions
 from generator.core.rows import RowSpec
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.core import textlines
 from generator.evaluate.data import hash_inputs, load_dataset
 from generator.claims.tracing.rederive import verify_results

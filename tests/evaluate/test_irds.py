@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.cli import main
-from generator.errors import InputError
+from generator.commands.cli import main
+from generator.storage.errors import InputError
 from generator.evaluate.data import load_dataset
 from generator.core.data_source import export_dir, identifier_of
 from generator.evaluate.irds import ensure_exported, is_exported

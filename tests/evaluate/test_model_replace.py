@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from generator.evaluate import training
-from generator.fileio import held_temporary_directory
+from generator.storage.fileio import held_temporary_directory
 from generator.evaluate.models import restore_interrupted_replace
 
 

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from generator.claims.tracing.rederive import verify_results
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.core.fusion import min_max_fused_ranking
 from generator.core.options import EvaluationOptions, validate_evaluate_block
 from generator.evaluate.pipeline import evaluate, write_outputs

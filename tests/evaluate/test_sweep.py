@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.evaluate import cost
 from generator.evaluate.sweep import rerank_sweep
 

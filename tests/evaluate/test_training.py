@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.cli import main
+from generator.commands.cli import main
 from generator.evaluate import training
 from generator.evaluate.data import Document, load_corpus
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.evaluate.models import resolve_model
 from generator.evaluate.training import (BM25_NEGATIVE, POSITIVE, RANDOM_NEGATIVE, StepProgress, mine_title_pairs,
                                          progress_line)
-from generator.fileio import sha256_file
+from generator.storage.fileio import sha256_file
 from tests.conftest import REPOSITORY_ROOT, Outcome, one_line_error, run_python
 
 TINY_BEIR = REPOSITORY_ROOT / "examples" / "tiny-beir"
@@ -38,7 +38,7 @@ def watch(event, args):
     if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
         opened.append(os.path.abspath(os.fsdecode(args[0])))
 sys.addaudithook(watch)
-from generator.cli import main
+from generator.commands.cli import main
 started = time.monotonic()
 code = main(sys.argv[1:])
 print(json.dumps({"code": code, "seconds": time.monotonic() - started, "opened": opened}))

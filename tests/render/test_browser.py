@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.cli import main
+from generator.commands.cli import main
 
 CHROMIUM = Path(os.environ.get("READOUT_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
@@ -373,7 +373,7 @@ def _accounted_numerals(marked: str) -> set[str]:
     import html as html_module
     import re
 
-    from generator.numerals import find_numerals
+    from generator.text.numerals import find_numerals
     from generator.render.orphans import CLOSE, OPEN
 
     spans, depth, current = [], 0, []
@@ -406,7 +406,7 @@ _SHOWN_TEXT = """() => {
 
 
 def _shown_numerals(page) -> set[str]:
-    from generator.numerals import find_numerals
+    from generator.text.numerals import find_numerals
 
     return {numeral.normalized for text in page.evaluate(_SHOWN_TEXT) for numeral in find_numerals(text)}
 
@@ -483,7 +483,7 @@ def test_generated_templates_show_no_numeral_nobody_emitted(tmp_path, make_proje
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from generator.errors import InputError
+    from generator.storage.errors import InputError
     from generator.project import load_project
     from generator.render.renderer import render_project
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import fileio
-from generator.errors import InputError
+from generator.storage import fileio
+from generator.storage.errors import InputError
 from generator.project import load_project
 from generator.render.export import (CsvDoor, LatexDoor, choose_output, configure_export, export_table, format_table,
                                      latex_escape, run_export,
@@ -445,7 +445,7 @@ def test_results_are_read_not_written(tmp_path, make_project):
 @pytest.mark.parametrize("only", [None, ["hybrid+rerank", "hybrid+rerank-int8"], []])
 def test_a_path_column_belongs_to_exactly_one_row(only):
     # One results value shown in several rows' cells would give a second reranker the first's p95.
-    from generator.errors import InputError
+    from generator.storage.errors import InputError
     from generator.project.outputs import parse_outputs
 
     column = {"path": "p95_rerank_milliseconds", "label": "p95 (ms)", **({"only": only} if only is not None else {})}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.cli import main
+from generator.commands.cli import main
 from generator.render.orphans import CLOSE, OPEN, scan_html, scan_markdown
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.project import load_project
 from generator.render.export import export_table
 from generator.render.renderer import render_project

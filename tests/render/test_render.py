@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.cli import main
+from generator.commands.cli import main
 from tests.conftest import cli_in_fresh_interpreter
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -276,7 +276,7 @@ def test_missing_output_is_named_by_render_check(project, capsys):
 
 
 def test_outputs_record_the_hashes_they_were_built_from(project, capsys):
-    from generator.fileio import sha256_file
+    from generator.storage.fileio import sha256_file
     from generator.render.stamps import read_stamp
 
     assert render(capsys)[0] == 0
@@ -374,7 +374,7 @@ def test_render_does_not_import_torch_or_sentence_transformers(project, tmp_path
     main(["render", str(project)])
     code, heavy, output = cli_in_fresh_interpreter(["render", "--check", "."], cwd=project)
     assert code == 0, output
-    # The render above remembered the fixture's re-derivation (generator.memo), so the fresh
+    # The render above remembered the fixture's re-derivation (generator.storage.memo), so the fresh
     # interpreter draws no interval again: not even NumPy is loaded, and never the model stack.
     assert heavy == [], output
 

@@ -153,7 +153,7 @@ def themed_pages(tmp_path_factory) -> dict[str, Path]:
 
 
 def _render(root: Path, monkeypatch) -> int:
-    from generator.cli import main
+    from generator.commands.cli import main
 
     monkeypatch.chdir(root)
     return main(["render", str(root)])

@@ -12,7 +12,7 @@ import pytest
 from generator.claims.tracing.rederive import read_ranked_run
 from generator.core.metrics import Metric
 from generator.core.runfiles import read_qrels
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.results import Results, canonical_bytes, parse_path, read_results
 from generator.results.builders import (RowRun, ceiling_block, diagnosis_block, diagnosis_summary_block,
                                         per_query_block, queries_without_candidates_block, table_block,

@@ -8,7 +8,7 @@ import pytest
 
 from generator.sandbox.ceiling import (PRESET, ZERO_VECTOR_COSINE, compute_ceiling, cosine, lexical_score,
                                parse_case)
-from generator.cli import main
+from generator.commands.cli import main
 
 
 def run_json(capsys, *argv):

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.cli import main
-from generator.fileio import sha256_file
+from generator.commands.cli import main
+from generator.storage.fileio import sha256_file
 from tests.conftest import cli_in_fresh_interpreter
 
 REPOSITORY = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.cli import main
+from generator.commands.cli import main
 from generator.sandbox.config import DEFAULT_PARAMETERS
 from generator.sandbox.inputs import load_inputs
 from generator.sandbox.pipeline import rerank_fixed_set, run_pipeline
@@ -199,7 +199,7 @@ def test_changed_input_without_branch_marks_the_run_invalid_and_exits_1(project,
 
 
 def test_documented_branch_accepts_the_change(project, capsys):
-    from generator.fileio import sha256_file
+    from generator.storage.fileio import sha256_file
 
     qrels = project / "data" / "qrels.tsv"
     qrels.write_text(qrels.read_text() + "# reviewed again\n")

@@ -5,7 +5,7 @@ section from the nearest heading matched to the sections readout.yaml declares f
 id `<output>-<first six words>` made unique with `-2`, `-3`). Sentences already in the ledger for
 that output are skipped, so a re-import adds only new sentences. The ledger text is appended to,
 never re-serialised, so the author's comments and layout survive. The ledger is read and written
-under the project's records lock (generator.locks.records_lock), so imports run at once all keep
+under the project's records lock (generator.storage.locks.records_lock), so imports run at once all keep
 what they report.
 """
 
@@ -17,9 +17,9 @@ import re
 from pathlib import Path
 
 from generator.claims.language.ledger import OUTPUTS, Claim, literal_text, parse_ledger
-from generator.errors import InputError
-from generator.fileio import atomic_write_text, display_path, read_input
-from generator.locks import records_lock
+from generator.storage.errors import InputError
+from generator.storage.fileio import atomic_write_text, display_path, read_input
+from generator.storage.locks import records_lock
 
 
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "et al.", "Fig.", "No.", "approx.")

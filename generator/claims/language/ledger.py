@@ -3,7 +3,7 @@
 File format (`claims/ledger.yaml`; JSON Schema in `claims/ledger.schema.json`)::
 
     version: 1
-    languages: [de]                      # optional: languages besides English (generator.verdicts)
+    languages: [de]                      # optional: languages besides English (generator.text.verdicts)
     claims:
       - id: hybrid-beats-dense-ndcg5     # unique; letters, digits, '-', '_', '.'; starts alphanumeric
         output: readout                  # teachback | aar | readout
@@ -62,12 +62,12 @@ from typing import Union
 from generator.claims.frames.spec import COMMON as FRAME_COMMON, KINDS as FRAME_KINDS, NO_FILE, Frame, parse_frame
 from generator.claims.language.formats import spec_problem
 from generator.claims.language.predicates import CONSTANT_NAMES, FUNCTIONS, Predicate, PredicateSyntaxError, compile_predicate
-from generator.characters import describe, hidden_character
-from generator.verdicts import supported_languages
-from generator.wording import label_problem
-from generator.safe_yaml import Node, parse_yaml
-from generator.errors import InputError
-from generator.fileio import display_path, read_input, reading, sha256_bytes
+from generator.text.characters import describe, hidden_character
+from generator.text.verdicts import supported_languages
+from generator.text.wording import label_problem
+from generator.storage.safe_yaml import Node, parse_yaml
+from generator.storage.errors import InputError
+from generator.storage.fileio import display_path, read_input, reading, sha256_bytes
 from generator.project.outputs import OUTPUT_NAMES
 from generator.results import RESULTS_NAME, PathSyntaxError, Step, clip, excerpt, parse_path
 
@@ -246,7 +246,7 @@ def _text(entry: tuple[int, Node] | None, path: str, field_name: str, *, require
     if required and not node.value.strip():
         raise InputError(f"{prefix}empty value", path=path, line=line, field=field_name)
     # Whatever the checker reads, a reader sees: no text of the ledger holds a character nobody can
-    # see (every default-ignorable, format, control or private-use character, generator.characters).
+    # see (every default-ignorable, format, control or private-use character, generator.text.characters).
     hidden = hidden_character(node.value, allow="\n\t")
     if hidden:
         raise InputError(f"{prefix}{field_name} holds the invisible, private-use or control character "
@@ -615,7 +615,7 @@ def parse_ledger(data: bytes, path: Path | str, display: str | None = None) -> L
 
 
 def _languages(entry: tuple[int, Node] | None, display: str) -> tuple[str, ...]:
-    """`languages: [de, fr]`: each one a language generator.verdicts has a lexicon for."""
+    """`languages: [de, fr]`: each one a language generator.text.verdicts has a lexicon for."""
     if entry is None or entry[1].value is None:
         return ()
     line, node = entry

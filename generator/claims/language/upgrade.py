@@ -24,9 +24,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.errors import InputError
-from generator.fileio import atomic_write_text, display_path, reading
-from generator.safe_yaml import Node, parse_yaml
+from generator.storage.errors import InputError
+from generator.storage.fileio import atomic_write_text, display_path, reading
+from generator.storage.safe_yaml import Node, parse_yaml
 
 # The old assertion kinds, and the frame each becomes.
 _PARTNER = {"higher": "than", "lower": "than", "distinguishable": "from", "indistinguishable": "from",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Mapping
 
-from generator.memo import book
+from generator.storage.memo import book
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -51,7 +51,7 @@ class Visible:
 
 @lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
-    # Imported here: a check finds most sentences in its book (generator.memo.MemoBook).
+    # Imported here: a check finds most sentences in its book (generator.storage.memo.MemoBook).
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark", {"html": False})

@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.claims.language.ledger import DesignSource
-from generator.characters import describe, hidden_character
+from generator.text.characters import describe, hidden_character
 from generator.claims.evidence import Evidence
-from generator.memo import book, default_memo
-from generator.errors import InputError
-from generator.fileio import display_path, input_problem, read_input, reading, resolved, sha256_text
+from generator.storage.memo import book, default_memo
+from generator.storage.errors import InputError
+from generator.storage.fileio import display_path, input_problem, read_input, reading, resolved, sha256_text
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -61,7 +61,7 @@ UNIT_HINT = "quote whole sentences, list items or table cells"
 
 @functools.lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
-    # Imported here: a warm check finds every layout and quote remembered (generator.memo).
+    # Imported here: a warm check finds every layout and quote remembered (generator.storage.memo).
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark").enable("table")
@@ -277,7 +277,7 @@ def _code_block(token) -> _Block | None:
 def _layout_of(source: str) -> tuple[str, tuple[Unit, ...], tuple[int, ...], list[_Block]]:
     """(text, units in document order, segment starts, code blocks) of a document's source: one
     check reads each design document for the quotes, the freeze and the budgets, and parses it
-    once; a frozen document's layout is a signed memo by its sha256 (generator.memo)."""
+    once; a frozen document's layout is a signed memo by its sha256 (generator.storage.memo)."""
     laid_out = default_memo().remembered("design layout", sha256_text(source),
                                  lambda: _layout_record(source))
     text, units, segment_starts, blocks = laid_out

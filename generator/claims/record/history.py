@@ -26,15 +26,15 @@ from datetime import datetime
 from typing import Any
 
 from generator.claims.record.anchoring import committed_versions
-from generator.memo import default_memo
+from generator.storage.memo import default_memo
 from generator.claims.language.repeats import find_repeats
-from generator.errors import InputError
-from generator.fileio import (atomic_write_bytes, atomic_write_text, display_path, read_input, reading, sha256_bytes,
+from generator.storage.errors import InputError
+from generator.storage.fileio import (atomic_write_bytes, atomic_write_text, display_path, read_input, reading, sha256_bytes,
                               utf8_text)
-from generator.locks import records_lock
+from generator.storage.locks import records_lock
 from generator.project import FIRST_DRAFT_NAME, Project
 from generator.results import strict_json
-from generator.safe_yaml import Node, parse_yaml
+from generator.storage.safe_yaml import Node, parse_yaml
 
 GENESIS = "genesis"
 
@@ -100,7 +100,7 @@ def _first_draft_problems(project: Project, first: dict[str, Any], shown: str) -
         return [f"{draft_shown}: not the ledger the first history line scored (sha256 differs): the first draft "
                 "was replaced"]
     with reading(draft_path):
-        # The first draft never changes: its count is a signed memo by its sha256 (generator.memo).
+        # The first draft never changes: its count is a signed memo by its sha256 (generator.storage.memo).
         total, struck, unsourced = default_memo().remembered("first-draft count", first["ledger_sha256"],
                                                      lambda: list(_count_draft(raw, draft_shown)))
     problems = []

@@ -39,8 +39,8 @@ corpus, other queries, other judgements or another metric is not a change of the
 fewer would round an endpoint or the change onto the other side of -m or 0 (an interval
 [-0.01004, ...] is never shown as [-0.0100, ...] against a margin of 0.01).
 
-No git here (generator.regression reads a baseline from git; a report reads only files), and
-NumPy and SciPy only when an interval is drawn and no signed memo (generator.memo) remembers it,
+No git here (generator.commands.regression reads a baseline from git; a report reads only files), and
+NumPy and SciPy only when an interval is drawn and no signed memo (generator.storage.memo) remembers it,
 so a render that shows the change starts without them once it has been drawn.
 """
 
@@ -56,9 +56,9 @@ from generator.claims.record.triggers import (DEFAULT_INCONCLUSIVE, HOW_TO_ADD_R
 from generator.core.options import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_SEED
 from generator.core.sample_size import minimum_queries, too_few_queries
 from generator.core.signflip import plain_float, wins_ties_losses
-from generator.errors import InputError, clip
-from generator.fileio import display_path
-from generator.memo import default_memo
+from generator.storage.errors import InputError, clip
+from generator.storage.fileio import display_path
+from generator.storage.memo import default_memo
 from generator.results import Results, seal_problem
 from generator.results.model import corpus_input
 
@@ -275,7 +275,7 @@ def changes_since(block: RegressionBlock, baseline: Results, baseline_shown: str
                   current_shown: str) -> list[Change]:
     """Each row and metric of the block, in the block's order: the paired change since the
     baseline and its verdict. Raises InputError when the files cannot be compared. Both files
-    must have been re-derived by the caller (generator.regression; generator.render.baseline):
+    must have been re-derived by the caller (generator.commands.regression; generator.render.baseline):
     a seal proves only that nobody changed a file since it was sealed, not what it says."""
     _require_sealed(baseline, baseline_shown)
     _require_sealed(current, current_shown)

@@ -59,20 +59,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from generator.characters import describe, hidden_character
+from generator.text.characters import describe, hidden_character
 from generator.claims.record.design import DesignDocument, design_files
 from generator.core.sample_size import too_few_queries
-from generator.memo import default_memo
+from generator.storage.memo import default_memo
 from generator.claims.language.predicates import (UNKNOWN, Predicate, PredicateEvaluationError, PredicateSyntaxError,
                                          compile_predicate, evaluate_three_valued)
-from generator.errors import InputError, clip
-from generator.fileio import display_path, read_input, reading, sha256_text
-from generator.numerals import find_numerals, numeral_value
+from generator.storage.errors import InputError, clip
+from generator.storage.fileio import display_path, read_input, reading, sha256_text
+from generator.text.numerals import find_numerals, numeral_value
 from generator.results import RESULTS_NAME, PathSyntaxError, Results, cost_block, parse_path, path_text
 from generator.results.model import cheapest_within, within_budget
 from generator.results.schema import FRONTIER as FRONTIER_BLOCK
-from generator.safe_yaml import load_config_with_lines, parse_yaml
-from generator.wording import label_problem
+from generator.storage.safe_yaml import load_config_with_lines, parse_yaml
+from generator.text.wording import label_problem
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -223,7 +223,7 @@ def _commonmark() -> MarkdownIt:
 def _fences(text: str) -> tuple[tuple[str, str, int, str | None], ...]:
     """(info, content, first content line, heading above) of every fenced block of a Markdown text
     (remembered: one check reads the design rules for the freeze and for the decisions; across
-    checks, a signed memo by the text's sha256, generator.memo)."""
+    checks, a signed memo by the text's sha256, generator.storage.memo)."""
     found = default_memo().remembered("design fences", sha256_text(text),
                               lambda: _fence_record(text))
     return tuple((info, content, line, heading) for info, content, line, heading in found)

@@ -18,11 +18,11 @@ import string
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
-from generator.characters import fold
+from generator.text.characters import fold
 from generator.claims.language.ledger import KINDS, OUTPUTS, Claim, Ledger, load_ledger
 from generator.claims.language.repeats import find_repeats
 from generator.claims.language.visible import UNFILLED_PLACEHOLDER
-from generator.memo import save_books
+from generator.storage.memo import save_books
 from generator.claims.record.anchoring import ask_git_ahead, git_session, project_anchoring
 from generator.claims.record.freeze import freeze_problems, read_freeze_log, rule_changes
 from generator.claims.record.history import append_history, first_draft_score, history_entry, read_history
@@ -33,8 +33,8 @@ from generator.claims.tracing.rules import findings
 from generator.claims.tracing.rules.prose import closed_rule_problems
 from generator.claims.tracing.shown import vouch_for_shown
 from generator.claims.tracing.view import build_view
-from generator.errors import InputError
-from generator.fileio import display_path, sha256_file
+from generator.storage.errors import InputError
+from generator.storage.fileio import display_path, sha256_file
 from generator.project import Project
 
 

@@ -13,10 +13,10 @@ from generator.claims.record.triggers import DecisionRow, DesignRules, evaluate_
 from generator.claims.tracing.identifiers import KnownIdentifiers
 from generator.claims.tracing.measured import ResultsFiles, changes_since_baseline
 from generator.core.options import SKIP_RERANK_REASON
-from generator.errors import InputError
-from generator.fileio import display_path
+from generator.storage.errors import InputError
+from generator.storage.fileio import display_path
 from generator.project import Project
-from generator.verdicts import normalise
+from generator.text.verdicts import normalise
 
 
 def _data_dir(project: Project) -> Path | None:

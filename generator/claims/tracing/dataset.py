@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from generator.core.textlines import count_records
-from generator.errors import InputError
-from generator.fileio import sha256_file
-from generator.memo import default_memo
+from generator.storage.errors import InputError
+from generator.storage.fileio import sha256_file
+from generator.storage.memo import default_memo
 from generator.results import Results
 from generator.results.model import corpus_input
 

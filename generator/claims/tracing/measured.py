@@ -19,9 +19,9 @@ from generator.claims.record.noninferiority import changes_since
 from generator.claims.language.ledger import Claim, MeasuredSource
 from generator.claims.language.predicates import PredicateEvaluationError
 from generator.claims.evidence import Evidence
-from generator.errors import InputError
-from generator.fileio import display_path, reading, sha256_file
-from generator.memo import Memo, default_memo
+from generator.storage.errors import InputError
+from generator.storage.fileio import display_path, reading, sha256_file
+from generator.storage.memo import Memo, default_memo
 from generator.claims.tracing.dataset import SIDE_FILE_NAMES, project_problem
 from generator.results import RESULTS_NAME, Results, read_results, seal_problem
 from generator.results.seal import rederiving
@@ -95,7 +95,7 @@ class ResultsFiles:
 
     def _derivation(self, results: Results) -> dict[str, Any]:
         """Whether the file's seal holds and what re-deriving it finds, remembered by its name and
-        sha256 (generator.memo) and good only while every file it read has the same bytes."""
+        sha256 (generator.storage.memo) and good only while every file it read has the same bytes."""
         if results.name not in self.derived:
             self.derived[results.name] = self.memo.remembered(
                 "results derivation", {"name": results.name, "sha256": results.sha256},

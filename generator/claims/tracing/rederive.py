@@ -37,7 +37,7 @@ from generator.core.options import SHAPE_COST
 from generator.core.rows import name_kind_problem
 from generator.core.runfiles import positive_grades, read_qrels
 from generator.core.signflip import SIGNIFICANCE, agreement, exact_p_value, wins_ties_losses
-from generator.fileio import input_problem, read_input, sha256_file
+from generator.storage.fileio import input_problem, read_input, sha256_file
 from generator.results import Results, seal_problem
 from generator.results.builders import (RowRun, all_pairs_block, ceiling_block, diagnosis_block,
                                         diagnosis_summary_block, draw_comparison, frontier_block, per_query_block,
@@ -149,7 +149,7 @@ def derive_results(results: Results, outputs_dir: Path, read_other: Callable[[st
                    ) -> tuple[str | None, dict[str, str | None]]:
     """What `verify_results` says, and every file of outputs/ the derivation read, by its path in
     the manifest, with its sha256 (None for a path that is not a file): what the outcome depends
-    on besides the results file itself and the code (generator.memo keeps it by both)."""
+    on besides the results file itself and the code (generator.storage.memo keeps it by both)."""
     read: dict[str, str | None] = {}
     problem = seal_problem(results.written)
     if problem:

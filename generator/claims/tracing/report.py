@@ -18,7 +18,7 @@ from generator.claims.tracing.view import Finding
 from generator.claims.record.freeze import FreezeEntry
 from generator.claims.language.ledger import Claim
 from generator.claims.record.triggers import DecisionRow
-from generator.fileio import display_path
+from generator.storage.fileio import display_path
 
 
 # Who wrote a claim's sentence (generator.claims.tracing.checker.origin_of): the package from a
@@ -34,7 +34,7 @@ class ClaimResult:
     findings: list[Finding]
     rendered_text: str
     evidence: list[Evidence] = field(default_factory=list)
-    # The sentence as a reader sees it, values filled, canonical (generator.characters.fold).
+    # The sentence as a reader sees it, values filled, canonical (generator.text.characters.fold).
     canonical_text: str = ""
 
     # The claim of the same output it repeats word for word (generator.claims.language.repeats): counted once.

@@ -3,7 +3,7 @@ that vouches for them, or refused.
 
 A results file a claim cites is re-derived because the claim cites it (generator.claims.tracing.
 measured). Every other results file something shows is re-derived here, in the same check and with
-the same remembered derivations (generator.memo): the release sample's `results.json`, which every
+the same remembered derivations (generator.storage.memo): the release sample's `results.json`, which every
 report reads (its per-query table, its charts, its costs); each file a report's table reads
 (readout.yaml `table.file`); each file a decision record's trigger reads; and the baseline a
 `since_baseline` section compares with, from the run files and judgements beside it. One that
@@ -33,9 +33,9 @@ from generator.claims.record.triggers import DecisionRow
 from generator.claims.tracing.context import _skip_rerank_reason
 from generator.claims.tracing.measured import ResultsFiles
 from generator.core.textlines import lines
-from generator.errors import InputError
-from generator.fileio import display_path, sha256_file
-from generator.memo import default_memo
+from generator.storage.errors import InputError
+from generator.storage.fileio import display_path, sha256_file
+from generator.storage.memo import default_memo
 from generator.project import Project
 from generator.results import RESULTS_NAME, Results, clip, strict_json
 from generator.results.schema import QUERY_TEXTS

@@ -6,7 +6,7 @@ source spells it."""
 import pytest
 
 from generator.claims.tracing.checker import check_project
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.project import load_project
 from tests.conftest import claim, design, edit_config, measured
 

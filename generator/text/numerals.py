@@ -101,14 +101,14 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Container
 
-from generator.memo import book
+from generator.storage.memo import book
 
 KINDS = ("number", "number word", "multiplier", "version", "ordinal", "fraction", "identifier")
 
 
 class _Lazy:
     """A pattern compiled at its first use: a check that finds a sentence's numerals in its memo
-    (generator.memo) compiles none of the scanner's large patterns."""
+    (generator.storage.memo) compiles none of the scanner's large patterns."""
 
     def __init__(self, source: str, flags: int = 0):
         self._source, self._flags, self._compiled = source, flags, None
@@ -215,7 +215,7 @@ _LOOKALIKE_DIGITS = str.maketrans({"l": "1", "I": "1", "O": "0", "o": "0"})
 _LOOKALIKE = _Lazy(r"(?<![\w.\-/@])[-+]?[lIOo0-9][lIOo0-9.,]*[%‰]?(?![\w\-/@])")
 # A look-alike token needs a look-alike letter beside a digit, a point or a per-cent sign.
 _LOOKALIKE_HINT = _Lazy(r"[lIOo][\d.,%‰]|[\d.][lIOo]")
-# Number words of the languages a ledger may be written in (generator.verdicts), kept to words no
+# Number words of the languages a ledger may be written in (generator.text.verdicts), kept to words no
 # English sentence uses otherwise (`un`, `ein`, `dos`, `six`, `once`, `cent` are left out).
 _FOREIGN_WORDS = {
     "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10,
@@ -307,7 +307,7 @@ def find_numerals(text: str, ids: Container[str] | None = None) -> list[Numeral]
 def _numerals(text: str, ids: Container[str] | None) -> tuple[Numeral, ...]:
     # A check reads the same words many times (a model name placed in several claims, labels on
     # every render): numerals are immutable, so each text is scanned once per process, and the
-    # scanner's outcome is remembered across checks by the text (generator.memo).
+    # scanner's outcome is remembered across checks by the text (generator.storage.memo).
     scanned = book("numerals").get(text, lambda: [[numeral.start, numeral.end, numeral.token, numeral.normalized,
                                                    numeral.kind] for numeral in _find_numerals(text)])
     return tuple(_merge([Numeral(*entry) for entry in scanned], _extra_spans(text, ids), text))

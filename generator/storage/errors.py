@@ -1,6 +1,6 @@
-"""The errors library code raises. Only `generator.cli` turns them into messages and exit codes.
+"""The errors library code raises. Only `generator.commands.cli` turns them into messages and exit codes.
 
-Exit codes (the CLI's one map, `generator.cli.exit_code_for`):
+Exit codes (the CLI's one map, `generator.commands.cli.exit_code_for`):
 0 success; 1 findings, which a command reads from the result it got back (an untraceable claim,
 a stale output, a failed self-test, an invalid sandbox run), never from an exception;
 2 unusable input or usage: every `ReadoutError`, and any unexpected exception, reported as one

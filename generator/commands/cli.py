@@ -10,7 +10,7 @@ KeyboardInterrupt, so `kill` unwinds a command exactly as Ctrl-C does: every tem
 every lock released, one line.
 
 A command that writes a project's outputs (`evaluate`, `build`, `render`, `sandbox`) holds that
-directory's write lock while it runs (generator.locks); a second one stops at once with exit 2.
+directory's write lock while it runs (generator.storage.locks); a second one stops at once with exit 2.
 `check` and `render --check` write no output and take no lock.
 
 Each command imports only what it runs: its modules are imported inside its own functions, and
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Sequence, TextIO
 
 from generator import __version__
-from generator.errors import InputError, ReadoutError
-from generator.fileio import LINK_LOOP, display_path, dumps_json, path_option
+from generator.storage.errors import InputError, ReadoutError
+from generator.storage.fileio import LINK_LOOP, display_path, dumps_json, path_option
 
 if TYPE_CHECKING:
     from generator.render.renderer import RenderOutcome
@@ -221,7 +221,7 @@ def _positive(value: int | None, option: str) -> int | None:
 def _run_evaluate(args: argparse.Namespace) -> int:
     from generator.core.options import SKIP_RERANK_REASON
     from generator.evaluate.pipeline import run_and_write
-    from generator.locks import outputs_lock
+    from generator.storage.locks import outputs_lock
     from generator.project import load_project
 
     project = load_project(args.project)
@@ -411,7 +411,7 @@ def _run_train_reranker(args: argparse.Namespace) -> int:
 
 
 def _run_init(args: argparse.Namespace) -> int:
-    from generator.scaffold import init_lines, init_project
+    from generator.commands.scaffold import init_lines, init_project
 
     outcome = init_project(args.directory, title=args.title, data=args.data, force=args.force, run=args.run_file,
                            run_name=args.run_name, rerank=args.rerank)
@@ -608,7 +608,7 @@ def _run_render(args: argparse.Namespace) -> int:
     project = load_project(args.project)
     if args.check_only:
         return _report_render(render_project(project, draft=args.draft, check_only=True), check_only=True)
-    from generator.locks import outputs_lock   # here: `render --check` writes nothing and never loads it
+    from generator.storage.locks import outputs_lock   # here: `render --check` writes nothing and never loads it
 
     with outputs_lock(project.outputs_dir):
         outcome = render_project(project, draft=args.draft)
@@ -627,7 +627,7 @@ def _configure_build(parser: argparse.ArgumentParser) -> None:
 def _run_build(args: argparse.Namespace) -> int:
     from dataclasses import replace
     
-    from generator.build import build_project
+    from generator.commands.build import build_project
     from generator.core.data_source import identifier_of
     from generator.project import load_project
     
@@ -665,7 +665,7 @@ def _report_sandbox(outcome: SandboxOutcome) -> int:
 
 
 def _run_sandbox(args: argparse.Namespace) -> int:
-    from generator.locks import outputs_lock
+    from generator.storage.locks import outputs_lock
     from generator.project import load_project
     from generator.results.model import ResultsModel, sandbox_figures
     from generator.sandbox.runner import run_sandbox
@@ -734,7 +734,7 @@ def _elsewhere(module: str, function: str) -> Callable:
 
 
 COMMANDS: tuple[Command, ...] = (
-    ("init", "scaffold a new review project: readout.yaml, design/, claims/, outputs/", _elsewhere("generator.scaffold", "configure_init"),
+    ("init", "scaffold a new review project: readout.yaml, design/, claims/, outputs/", _elsewhere("generator.commands.scaffold", "configure_init"),
      _run_init),
     ("selftest", "check the scorer against hand-computed fixtures", _configure_selftest, _run_selftest),
     ("evaluate", "run the four-row benchmark and write results.json", _configure_evaluate, _run_evaluate),
@@ -748,9 +748,9 @@ COMMANDS: tuple[Command, ...] = (
      _run_render),
     ("build", "evaluate if inputs changed, then check, then render", _configure_build, _run_build),
     ("gate", "what CI runs: fetch a shallow clone's history, check, then render --check",
-     _elsewhere("generator.gate", "configure_gate"), _elsewhere("generator.gate", "run_gate")),
+     _elsewhere("generator.commands.gate", "configure_gate"), _elsewhere("generator.commands.gate", "run_gate")),
     ("regress", "a regression gate against the last release that tells noise from a loss",
-     _elsewhere("generator.regression", "configure_regress"), _elsewhere("generator.regression", "run_regress")),
+     _elsewhere("generator.commands.regression", "configure_regress"), _elsewhere("generator.commands.regression", "run_regress")),
     ("sandbox", "run the offline L03 teaching sandbox", _configure_sandbox, _run_sandbox),
     ("ceiling", "compute the oracle reranking ceiling", _configure_ceiling, _run_ceiling),
     ("cost", "measure a reranker's CPU cost by its shape (random weights, real pairs)", _configure_cost,

@@ -44,8 +44,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import generator
-from generator.errors import InputError
-from generator.fileio import default_cache_dir, home_directory
+from generator.storage.errors import InputError
+from generator.storage.fileio import default_cache_dir, home_directory
 
 # What finding the default cache or key raises without a home directory (default_cache_dir says so
 # as an InputError; Path.home as the others).
@@ -88,7 +88,7 @@ def code_fingerprint() -> str:
 
 
 # The file of each library that names its version, read without importing it: NumPy and SciPy
-# (a derivation draws with them) and the Unicode tables a text is folded with (generator.characters).
+# (a derivation draws with them) and the Unicode tables a text is folded with (generator.text.characters).
 _VERSION_FILES = {"numpy": "version.py", "scipy": "version.py", "regex": "_main.py",
                   "confusable_homoglyphs": "_version.py"}
 

@@ -1,9 +1,9 @@
 """One writer at a time: the lock a command holds while it writes a project's outputs, and the lock
 under which a cache entry made of two files is written and read.
 
-Outputs are written as sets (generator.fileio.write_set), and a set's writer first removes the
+Outputs are written as sets (generator.storage.fileio.write_set), and a set's writer first removes the
 temporaries a killed run left beside its targets (only those no live writer holds:
-generator.fileio.Temporary). Two writers of one directory would still mix their sets. So
+generator.storage.fileio.Temporary). Two writers of one directory would still mix their sets. So
 `evaluate`, `build`, `render` and `sandbox` hold `outputs_lock` on the directory they write for as
 long as they run, and a second one stops at once, before it evaluates, renders or writes anything,
 with one line naming the holder's pid (exit 2). Waiting instead would leave a second `build` idle for
@@ -41,8 +41,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from generator.errors import InputError, ReadoutError
-from generator.fileio import LINK_IN_PROJECT, display_path, link_inside_project
+from generator.storage.errors import InputError, ReadoutError
+from generator.storage.fileio import LINK_IN_PROJECT, display_path, link_inside_project
 
 LOCK_NAME = ".readout.lock"
 # A cache entry's lock is held for one write or one read of an array; ten minutes is far beyond

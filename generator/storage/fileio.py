@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from generator.errors import InputError, clip
+from generator.storage.errors import InputError, clip
 
 HASH_CHUNK_BYTES = 1 << 20
 
@@ -348,7 +348,7 @@ _MiB = 1024 * 1024
 # bytes have been read, never by its recorded size (a device says 0).
 INPUT_BOUNDS: dict[str, int] = {
     "readout.yaml": 1 * _MiB,
-    "ledger": 32 * _MiB,            # generator.safe_yaml.MAX_BYTES: the largest file the checker reads
+    "ledger": 32 * _MiB,            # generator.storage.safe_yaml.MAX_BYTES: the largest file the checker reads
     "draft": 32 * _MiB,             # the Markdown `import-draft` splits
     # Twice generator.claims.record.design.MAX_DOCUMENT_BYTES (1 MB): an over-long document read
     # within the bound is still refused with its size.

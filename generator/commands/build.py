@@ -11,11 +11,11 @@
 2. the claim check, then the render (`generator.render.renderer.render_project`): the build
    stops when the check fails or an output holds orphan text, exactly like `readout render`.
 
-The whole build holds the outputs directory's write lock (generator.locks): a second `build`,
+The whole build holds the outputs directory's write lock (generator.storage.locks): a second `build`,
 `render`, `evaluate` or `sandbox` of the same project stops at once instead of mixing its files
 with this one's; and this one stops at once, before evaluating, while another holds it.
 
-`stale_results` is the gate's side of step 1 (generator.gate): the same configured files, each
+`stale_results` is the gate's side of step 1 (generator.commands.gate): the same configured files, each
 held to the inputs it records, without evaluating anything (no model, no numpy).
 """
 
@@ -26,10 +26,10 @@ from typing import Callable
 
 from generator.claims.record.triggers import read_design_rules
 from generator.core.options import RESULTS_FILE, RESULTS_NAME
-from generator.errors import InputError
+from generator.storage.errors import InputError
 from generator.evaluate.currency import input_problems
-from generator.fileio import display_path
-from generator.locks import outputs_lock
+from generator.storage.fileio import display_path
+from generator.storage.locks import outputs_lock
 from generator.project import Project
 from generator.render.renderer import RenderOutcome, render_project
 from generator.sandbox.runner import SandboxOutcome, run_sandbox

@@ -22,7 +22,7 @@ the ledger and renders a draft readout whose claims are all flagged as having no
 The target is a new or empty directory (a `.git` folder alone counts as empty). A non-empty one
 is refused unless `--force`, and even then no existing file is ever replaced: `init` adds the
 files it writes beside what is there, or stops (before writing anything) naming the first file
-that already exists. Every file is written atomically (generator.fileio). The written
+that already exists. Every file is written atomically (generator.storage.fileio). The written
 readout.yaml is loaded back and validated before the design is frozen, so a scaffold that `init`
 reports as created always loads. `init` records no trace history: the first `readout check`
 scores the starter ledger as the first draft.
@@ -36,15 +36,15 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.characters import describe, hidden_character
+from generator.text.characters import describe, hidden_character
 from generator.claims.record.freeze import freeze_project
 from generator.core.options import RERANK_MODEL
 from generator.core.rows import ROW_NAME, name_kind_problem
 from generator.core.runfiles import run_file_lines
-from generator.errors import InputError
-from generator.fileio import atomic_write_bytes, atomic_write_text, display_path, path_option, regular_file_problem
+from generator.storage.errors import InputError
+from generator.storage.fileio import atomic_write_bytes, atomic_write_text, display_path, path_option, regular_file_problem
 from generator.project import CONFIG_NAME, load_project
-from generator.wording import label_problem
+from generator.text.wording import label_problem
 
 DEFAULT_TITLE = "Does the reranker pay for itself"
 DEFAULT_TITLE_WITHOUT_RERANK = "Does hybrid search pay for itself"
@@ -698,7 +698,7 @@ def init_lines(outcome: InitOutcome) -> list[str]:
     return lines
 
 
-# --- the command line (wired into generator.cli) ------------------------------------------------
+# --- the command line (wired into generator.commands.cli) ------------------------------------------------
 
 
 def configure_init(parser: argparse.ArgumentParser) -> None:

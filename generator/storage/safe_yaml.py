@@ -28,8 +28,7 @@ from typing import Any
 
 import yaml
 
-from generator.errors import InputError
-from generator.results import MAX_ECHO_CHARS, clip
+from generator.storage.errors import MAX_ECHO_CHARS, InputError, clip
 
 MAX_DEPTH = 64
 MAX_NODES = 2_000_000

@@ -8,7 +8,7 @@ command installed with the package), the same on any machine.
    FETCH_SILENCE_SECONDS) or the fetch takes longer than FETCH_TIMEOUT_SECONDS in all; `check`
    then refuses the shallow clone with the fix. `--no-fetch` leaves the clone alone.
 2. `readout check --no-record`: every claim traces, and git shows the order the freeze records.
-3. The committed results still describe their inputs (generator.build.stale_results): every
+3. The committed results still describe their inputs (generator.commands.build.stale_results): every
    results file the project configures is there, and each run file a row reads, the release
    sample an every-query file was compared with and (where the dataset folder is here) each
    dataset file has the sha256 the results record. Nothing is evaluated: the gate installs no
@@ -31,10 +31,10 @@ import time
 from pathlib import Path
 from typing import IO, Callable
 
-from generator import cli
-from generator.build import stale_results
+from generator.commands import cli
+from generator.commands.build import stale_results
 from generator.claims.record.anchoring import git_session, partial_history
-from generator.errors import InputError, clip
+from generator.storage.errors import InputError, clip
 from generator.project import load_project
 
 # The fetch gives up after this long without a byte from git (a remote that accepts the connection

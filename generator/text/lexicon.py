@@ -1,10 +1,10 @@
-"""The words a text asserts with, by class: one data file per language (generator/lexicons/*.yaml),
+"""The words a text asserts with, by class: one data file per language (generator/text/lexicons/*.yaml),
 never a regular expression in a rule's code.
 
 A class has a meaning, the kind of assertion that licenses it (`licensed_by`: a claim that uses a
 word of an assertive class must carry an assertion of that kind that holds, generator.claims.
 assertions), and its words: regular expressions matched with case ignored, as whole words (a
-class's `bounds` may say otherwise), on text already folded (generator.characters.fold). English
+class's `bounds` may say otherwise), on text already folded (generator.text.characters.fold). English
 is always read; a ledger adds the languages its claims are written in (`languages: [de]`), and
 labels and titles are read in every language there is a file for.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from generator.memo import book
+from generator.storage.memo import book
 
 LEXICON_DIR = Path(__file__).resolve().parent / "lexicons"
 ENGLISH = "en"
@@ -125,7 +125,7 @@ class Found:
 
 class Words:
     """A class's words as a rule reads them: `search`, `finditer` and `match` on a text, as a
-    compiled pattern answers them. Where they match a text is remembered (generator.memo, keyed by
+    compiled pattern answers them. Where they match a text is remembered (generator.storage.memo, keyed by
     the class, the languages and the text, under the lexicons' and the code's fingerprint), so a
     check that has read a sentence before compiles none of the lexicon's large patterns."""
 
@@ -154,7 +154,7 @@ class Words:
 @functools.lru_cache(maxsize=4096)
 def matches(text: str, languages: tuple[str, ...] = (ENGLISH,)) -> dict[str, list[list[int]]]:
     """Where every class of `languages` matches `text` ({class: [[start, end], ...]}, classes that
-    match nowhere left out), remembered by the text (generator.memo): one lookup per sentence,
+    match nowhere left out), remembered by the text (generator.storage.memo): one lookup per sentence,
     whichever classes its rules read."""
     def compute() -> dict[str, list[list[int]]]:
         found = {}
