@@ -40,7 +40,8 @@ def pause():
 '''
 
 CHILD_HOOKS = r'''
-from generator.commands import cli, fileio
+from generator.commands import cli
+from generator.storage import fileio
 
 real_replace, renames = fileio._replace, []
 

@@ -19,9 +19,10 @@ from tests.conftest import cli_in_fresh_interpreter, run_python
 
 PACKAGE = Path(__file__).resolve().parents[1] / "generator"
 # (module, function) pairs allowed to import a sibling inside a function, and what they may import.
-# The CLI imports each command's modules inside that command's functions (any of the package);
-# elsewhere only these late imports are allowed.
-LATE_IMPORTS_ANYWHERE_IN = ("generator.commands.cli",)
+# The commands import each command's modules inside that command's functions (any of the
+# package); elsewhere only these late imports are allowed.
+LATE_IMPORTS_ANYWHERE_IN = ("generator.commands.cli", "generator.commands.evaluation", "generator.commands.ledger",
+                            "generator.commands.reports")
 LATE_IMPORTS_ALLOWED = {("generator.commands.build", "refresh_results"): "generator.evaluate",
                         # NumPy and SciPy, only when a comparison is drawn (the evaluation stage, or
                         # check drawing a results file's comparisons again): never for the sandbox.

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import IO, Callable
 
-from generator.commands import cli
+from generator.commands import cli, ledger, reports
 from generator.commands.build import stale_results
 from generator.claims.record.anchoring import git_session, partial_history
 from generator.storage.errors import InputError, clip
@@ -171,7 +171,7 @@ def run_gate(args: argparse.Namespace) -> int:
         if line is not None:
             print(line, file=sys.stderr)
     output_format = args.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
-    status = cli._run_check(argparse.Namespace(project=args.project, format=output_format, no_record=True))
+    status = ledger.run_check(argparse.Namespace(project=args.project, format=output_format, no_record=True))
     if status != cli.EXIT_OK:
         return status
     sys.stdout.flush()
@@ -182,7 +182,7 @@ def run_gate(args: argparse.Namespace) -> int:
         print(f"Gate failed: the committed results do not describe the committed inputs ({len(stale)} "
               f"finding{'s' if len(stale) != 1 else ''}).")
         return cli.EXIT_FINDINGS
-    return cli._run_render(argparse.Namespace(project=args.project, check_only=True, draft=False))
+    return reports.run_render(argparse.Namespace(project=args.project, check_only=True, draft=False))
 
 
 def run() -> None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,7 @@ from generator.text.characters import describe, hidden_character
 from generator.claims.record.freeze import freeze_project
 from generator.core.options import RERANK_MODEL
 from generator.core.rows import ROW_NAME, name_kind_problem
+from generator.commands.cli import EXIT_OK, print_lines
 from generator.core.runfiles import run_file_lines
 from generator.storage.errors import InputError
 from generator.storage.fileio import atomic_write_bytes, atomic_write_text, display_path, path_option, regular_file_problem
@@ -725,3 +727,10 @@ def configure_init(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="write into a non-empty directory; a file that already exists is never replaced "
                              "(init stops, writing nothing, and names it)")
+
+
+def run_init(args: argparse.Namespace) -> int:
+    outcome = init_project(args.directory, title=args.title, data=args.data, force=args.force, run=args.run_file,
+                           run_name=args.run_name, rerank=args.rerank)
+    print_lines(init_lines(outcome), sys.stdout)
+    return EXIT_OK

@@ -21,6 +21,7 @@ from generator.results.reference import (REGENERATE, json_schema, load_json_sche
                                          render_reference)
 from generator.results.schema import BLOCKS, FORMAT_VERSION, locate
 from generator.results.upgrade import format_of, upgrade
+from tests.conftest import run_git
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -176,13 +177,8 @@ FORMAT_1_COMMIT = "072464c"
 
 
 def _at_commit(commit: str, relative: str) -> dict:
-    import subprocess
-
-    completed = subprocess.run(["git", "-C", str(REPOSITORY), "show", f"{commit}:{relative}"], capture_output=True,
-                               text=True, check=False)
-    assert completed.returncode == 0, f"this test reads {relative} at {commit} from the clone's history: " + \
-        completed.stderr
-    return json.loads(completed.stdout)
+    """A committed file as it was at `commit` (this test reads the clone's history)."""
+    return json.loads(run_git(REPOSITORY, "show", f"{commit}:{relative}"))
 
 
 @pytest.mark.parametrize("name", ["results.json", "results-300.json"])
