@@ -196,8 +196,10 @@ def _refusing_time(root, names: int) -> float:
 
 def test_a_regression_block_of_100000_names_is_refused_in_linear_time(tmp_path):
     # Ten times the names takes about ten times as long (a hundred times when each name was
-    # counted in the whole list: 166 s for 100,000 names); timed side by side, so a loaded
-    # machine slows both alike.
-    small = _refusing_time(tmp_path / "small", 10_000)
-    large = _refusing_time(tmp_path / "large", 100_000)
-    assert large < 30 * max(small, 0.01), (small, large)
+    # counted in the whole list: 166 s for 100,000 names); timed side by side, round by round,
+    # the best of three each, so a machine loaded for a moment slows neither alone.
+    small, large = [], []
+    for round_number in range(3):
+        small.append(_refusing_time(tmp_path / f"small-{round_number}", 10_000))
+        large.append(_refusing_time(tmp_path / f"large-{round_number}", 100_000))
+    assert min(large) < 30 * max(min(small), 0.01), (small, large)
