@@ -6,7 +6,8 @@ value), `labels` (the label registry), `sources` (each claim's evidence as a rea
 committed baseline file, read without git), `twins` (an int8 reranker beside its fp32 twin),
 `shell` (the page the package owns: the order of every output, the content slots a team fills, a
 page of the project's own marked as not verified), `theme` (a team's declared colours, font and
-sizes, validated), `disclosure` (the blocks the tool owns, rendered by the package),
+sizes, validated), `disclosure` (the blocks the tool owns, rendered by the package), `bytecode`
+(compiled templates kept as signed memos),
 `amendments` (one line per post hoc decision and the diff of each amended rule), `charts` (inline SVG), `orphans` (the scan that proves every
 visible word was emitted on purpose), `stamps` (build stamps, `render --check` and the files under
 outputs/ the tool did not write), `renderer`

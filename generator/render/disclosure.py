@@ -26,6 +26,8 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator.render.bytecode import SignedBytecode
+
 OWN_DIR = Path(__file__).resolve().parent
 TEMPLATE = "disclosure.html.j2"
 STYLESHEET = OWN_DIR / "disclosure.css"
@@ -47,7 +49,8 @@ def _environment():
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     return Environment(loader=FileSystemLoader(str(OWN_DIR)), autoescape=True, undefined=StrictUndefined,
-                       keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+                       keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+                       bytecode_cache=SignedBytecode())
 
 
 def _macro(name: str, labels: Any, *args: Any) -> Markup:

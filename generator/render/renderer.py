@@ -17,25 +17,23 @@ Determinism: no clock is read; every mapping is emitted in sorted or configured 
 
 from __future__ import annotations
 
-import base64
 import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
-import jinja2
-from jinja2 import BytecodeCache, Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from jinja2.bccache import Bucket
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
 from generator.claims.tracing.checker import check_project
-from generator.storage.memo import Memo, default_memo
+from generator.storage.memo import Memo, default_memo, save_books
 from generator.claims.tracing.report import CheckReport, failure_lines
 from generator.storage.errors import InputError
 from generator.storage.fileio import display_path, reading, sha256_file, sha256_text, write_set
 from generator.project import Project, default_templates_dir
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.render import charts
+from generator.render.bytecode import SignedBytecode
 from generator.render.amendments import amendment_records, post_hoc_lines
 from generator.render.baseline import since_baseline_view
 from generator.claims.record.noninferiority import read_regression_block
@@ -64,7 +62,7 @@ def _environment(*search_path: Path) -> Environment:
                                      disabled_extensions=("md", "md.j2"),
                                      default_for_string=True, default=True),
         undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
-        bytecode_cache=_SignedBytecode(default_memo()))
+        bytecode_cache=SignedBytecode(default_memo()))
 
 
 def load_project_results(project: Project, name: str = RESULTS_NAME) -> Results:
@@ -428,22 +426,6 @@ def find_orphans(rendered: list[Rendered], memo: Memo | None = None) -> list[Orp
     return found
 
 
-class _SignedBytecode(BytecodeCache):
-    """Jinja's compiled templates, kept as signed memos: compiling the three templates is a fifth
-    of `render --check`; Jinja itself refuses bytecode whose template source changed."""
-
-    def __init__(self, memo: Memo):
-        self.memo = memo
-
-    def load_bytecode(self, bucket: Bucket) -> None:
-        found = self.memo.load("jinja bytecode", [bucket.key, jinja2.__version__])
-        if found is not None and isinstance(found[0], str):
-            bucket.bytecode_from_string(base64.b64decode(found[0]))
-
-    def dump_bytecode(self, bucket: Bucket) -> None:
-        self.memo.store("jinja bytecode", [bucket.key, jinja2.__version__], base64.b64encode(bucket.bytecode_to_string()).decode("ascii"))
-
-
 @dataclass
 class RenderOutcome:
     """What `render_project` did. `refused` holds the check's failures when it would not render;
@@ -513,6 +495,9 @@ def render_project(project: Project, *, draft: bool = False, check_only: bool = 
         outcome.drafted = failure_lines(report)
     with only_rederived(report.rederived):   # a report shows only what the check re-derived
         outcome.rendered = render_outputs(project, report, draft=draft)
+    # What the render read for the first time (its table words, looked up in every lexicon) is
+    # remembered as the check's reading is, or every render would compile the lexicons again.
+    save_books()
     outcome.orphans = find_orphans(outcome.rendered)
     if outcome.orphans:
         return outcome

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import re
 
+from generator.storage.memo import default_memo
+
 _LINE_ENDS = "\n\t"
 # In ASCII, what a reader cannot see is a control character: the one case a check meets almost
 # always, read without the Unicode tables.
@@ -65,7 +67,13 @@ def describe(char: str) -> str:
 def ascii_prototypes() -> dict[str, str]:
     """{character: its UTS #39 prototype}, for every single character outside ASCII whose
     prototype is ASCII. The package keeps confusables.txt's pairs in both directions; a character
-    outside ASCII has at most one ASCII partner, its prototype."""
+    outside ASCII has at most one ASCII partner, its prototype. Drawn from the package's whole
+    table once and remembered (the memo's fingerprint names the package's version): reading the
+    table is a twentieth of a check."""
+    return default_memo().remembered("ascii prototypes", "confusables", _ascii_prototypes_from_table)
+
+
+def _ascii_prototypes_from_table() -> dict[str, str]:
     import confusable_homoglyphs
 
     path = Path(confusable_homoglyphs.__file__).resolve().parent / "confusables.json"
