@@ -62,7 +62,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.claims.language.ledger": {"status"},
         "generator.claims.tracing.rederive": {"parameters", "status"},
         "generator.claims.tracing.report": {"status"},
-        "generator.commands.cli": {"documents"},
+        "generator.commands.evaluation": {"documents"},
         "generator.evaluate.irds": {"documents", "queries"},
         "generator.evaluate.training": {"documents"},
         "generator.render.views": {"status"},
