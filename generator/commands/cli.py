@@ -132,33 +132,34 @@ def _elsewhere(module: str, function: str) -> Callable:
     return call
 
 
-COMMANDS: tuple[Command, ...] = (
-    ("init", "scaffold a new review project: readout.yaml, design/, claims/, outputs/", _elsewhere("generator.commands.scaffold", "configure_init"),
-     _elsewhere("generator.commands.scaffold", "run_init")),
-    ("selftest", "check the scorer against hand-computed fixtures", _elsewhere("generator.commands.evaluation", "configure_selftest"), _elsewhere("generator.commands.evaluation", "run_selftest")),
-    ("evaluate", "run the four-row benchmark and write results.json", _elsewhere("generator.commands.evaluation", "configure_evaluate"), _elsewhere("generator.commands.evaluation", "run_evaluate")),
-    ("freeze", "record the hashes of the design documents", _elsewhere("generator.commands.ledger", "configure_freeze"), _elsewhere("generator.commands.ledger", "run_freeze")),
-    ("check", "prove every ledger claim against design documents and results", _elsewhere("generator.commands.ledger", "configure_check"), _elsewhere("generator.commands.ledger", "run_check")),
-    ("import-draft", "turn a Markdown draft into unsourced ledger claims", _elsewhere("generator.commands.ledger", "configure_import_draft"),
-     _elsewhere("generator.commands.ledger", "run_import_draft")),
+def _command(name: str, summary: str, module: str) -> Command:
+    """A command whose `configure_NAME` and `run_NAME` live in `module` (NAME with `_` for `-`),
+    imported only when the command is chosen."""
+    function = name.replace("-", "_")
+    return name, summary, _elsewhere(module, f"configure_{function}"), _elsewhere(module, f"run_{function}")
+
+
+COMMANDS: tuple[Command, ...] = tuple(_command(*command) for command in (
+    ("init", "scaffold a new review project: readout.yaml, design/, claims/, outputs/", "generator.commands.scaffold"),
+    ("selftest", "check the scorer against hand-computed fixtures", "generator.commands.evaluation"),
+    ("evaluate", "run the four-row benchmark and write results.json", "generator.commands.evaluation"),
+    ("freeze", "record the hashes of the design documents", "generator.commands.ledger"),
+    ("check", "prove every ledger claim against design documents and results", "generator.commands.ledger"),
+    ("import-draft", "turn a Markdown draft into unsourced ledger claims", "generator.commands.ledger"),
     ("upgrade-ledger", "convert a ledger written before frames into frames the package writes",
-     _elsewhere("generator.commands.ledger", "configure_upgrade_ledger"), _elsewhere("generator.commands.ledger", "run_upgrade_ledger")),
-    ("render", "render readout.html, TEACHBACK.md and AAR.md from the checked ledger", _elsewhere("generator.commands.reports", "configure_render"),
-     _elsewhere("generator.commands.reports", "run_render")),
-    ("build", "evaluate if inputs changed, then check, then render", _elsewhere("generator.commands.reports", "configure_build"), _elsewhere("generator.commands.reports", "run_build")),
-    ("gate", "what CI runs: fetch a shallow clone's history, check, then render --check",
-     _elsewhere("generator.commands.gate", "configure_gate"), _elsewhere("generator.commands.gate", "run_gate")),
+     "generator.commands.ledger"),
+    ("render", "render readout.html, TEACHBACK.md and AAR.md from the checked ledger", "generator.commands.reports"),
+    ("build", "evaluate if inputs changed, then check, then render", "generator.commands.reports"),
+    ("gate", "what CI runs: fetch a shallow clone's history, check, then render --check", "generator.commands.gate"),
     ("regress", "a regression gate against the last release that tells noise from a loss",
-     _elsewhere("generator.commands.regression", "configure_regress"), _elsewhere("generator.commands.regression", "run_regress")),
-    ("sandbox", "run the offline L03 teaching sandbox", _elsewhere("generator.commands.reports", "configure_sandbox"), _elsewhere("generator.commands.reports", "run_sandbox")),
-    ("ceiling", "compute the oracle reranking ceiling", _elsewhere("generator.commands.reports", "configure_ceiling"), _elsewhere("generator.commands.reports", "run_ceiling")),
-    ("cost", "measure a reranker's CPU cost by its shape (random weights, real pairs)", _elsewhere("generator.commands.evaluation", "configure_cost"),
-     _elsewhere("generator.commands.evaluation", "run_cost")),
+     "generator.commands.regression"),
+    ("sandbox", "run the offline L03 teaching sandbox", "generator.commands.reports"),
+    ("ceiling", "compute the oracle reranking ceiling", "generator.commands.reports"),
+    ("cost", "measure a reranker's CPU cost by its shape (random weights, real pairs)", "generator.commands.evaluation"),
     ("train-reranker", "fine-tune a cross-encoder on the corpus alone (titles and texts, no queries)",
-     _elsewhere("generator.commands.evaluation", "configure_train_reranker"), _elsewhere("generator.commands.evaluation", "run_train_reranker")),
-    ("export", "export a report's rows table as CSV or a LaTeX booktabs table", _elsewhere("generator.render.export", "configure_export"),
-     _elsewhere("generator.render.export", "run_export")),
-)
+     "generator.commands.evaluation"),
+    ("export", "export a report's rows table as CSV or a LaTeX booktabs table", "generator.render.export"),
+))
 
 
 class _Parser(argparse.ArgumentParser):
