@@ -88,19 +88,6 @@ def repository() -> Path:
     return REPOSITORY_ROOT
 
 
-# The modules that run a Ray cluster (minutes each, on every core) are handed to a worker first,
-# so the rest of the suite runs beside them instead of after them on one idle core.
-SLOW_MODULES_FIRST = ("tests/evaluate/test_distributed_scifact.py", "tests/evaluate/test_distributed.py")
-
-
-def pytest_collection_modifyitems(session, config, items):
-    def rank(item) -> int:
-        module = item.nodeid.split("::", 1)[0]
-        return SLOW_MODULES_FIRST.index(module) if module in SLOW_MODULES_FIRST else len(SLOW_MODULES_FIRST)
-
-    items.sort(key=rank)   # stable: otherwise as collected
-
-
 @pytest.fixture(scope="session")
 def scifact_dir() -> Path:
     if not SCIFACT_DIR.is_dir():
