@@ -253,27 +253,21 @@ _rederived: dict[str, str] | None = None
 
 
 @contextmanager
-def only_rederived(files: Mapping[str, str]) -> Iterator[None]:
+def only_rederived(files: Mapping[str, str] | None) -> Iterator[None]:
     """Within the block, `read_results` reads only the files of `files` (real path -> sha256, the
-    check report's `rederived`), and only with the bytes the check re-derived."""
+    check report's `rederived`), and only with the bytes the check re-derived; None lifts the limit."""
     global _rederived
-    outer, _rederived = _rederived, dict(files)
+    outer, _rederived = _rederived, dict(files) if files is not None else None
     try:
         yield
     finally:
         _rederived = outer
 
 
-@contextmanager
-def rederiving() -> Iterator[None]:
-    """Within the block `read_results` reads any file: for code that re-derives what it reads itself
-    (a regression baseline a render compares with is re-derived where it is read, not by the check)."""
-    global _rederived
-    outer, _rederived = _rederived, None
-    try:
-        yield
-    finally:
-        _rederived = outer
+def rederiving():
+    """A block whose code re-derives what it reads itself (a regression baseline a render compares
+    with is re-derived where it is read, not by the check): `read_results` reads any file there."""
+    return only_rederived(None)
 
 
 def read_results(path: Path, name: str | None = None, *,
