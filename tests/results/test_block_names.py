@@ -22,7 +22,9 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
     "a field inside a record, declared in the schema's FIELDS (a statistic's or a cost's `queries`, a "
     "configuration's `ceiling`, the ceiling block's `per_query`, a cost shape's `parameters`), or a field of "
     "the manifest (`parameters`)": {
-        "generator.claims.tracing.rederive": {"ceiling", "per_query", "queries"},
+        "generator.claims.tracing.rederive": {"per_query"},
+        "generator.claims.tracing.rederive_comparisons": {"queries"},
+        "generator.claims.tracing.rederive_timings": {"ceiling", "queries"},
         "generator.claims.frames.readings": {"queries"},
         "generator.claims.record.triggers": {"ceiling"},
         "generator.core.comparisons": {"queries"},
