@@ -26,6 +26,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.claims.tracing.rederive_comparisons": {"queries"},
         "generator.claims.tracing.rederive_timings": {"ceiling", "queries"},
         "generator.claims.frames.readings": {"queries"},
+        "generator.claims.frames.paired_readings": {"queries"},
         "generator.claims.record.triggers": {"ceiling"},
         "generator.core.comparisons": {"queries"},
         "generator.core.frontier": {"ceiling"},
@@ -51,7 +52,9 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
     "the ledger's own words: a claim frame's kind (`ceiling`, `diagnosis`, `frontier`, `power`) or a figure it "
     "places (`documents`), a schema kind (`power`), a ledger key (`status`)": {
         "generator.claims.frames.phrasing": {"documents"},
-        "generator.claims.frames.readings": {"ceiling", "diagnosis", "documents", "frontier", "power"},
+        "generator.claims.frames.readings": {"frontier"},
+        "generator.claims.frames.paired_readings": {"power"},
+        "generator.claims.frames.row_readings": {"ceiling", "diagnosis", "documents"},
         "generator.claims.frames.spec": {"ceiling", "diagnosis", "frontier", "power"},
         "generator.claims.language.upgrade": {"status"},
         "generator.claims.tracing.rules.presentation": {"power"},
