@@ -65,6 +65,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.claims.record.freeze": {"documents"},
         "generator.claims.record.history": {"status"},
         "generator.claims.language.ledger": {"status"},
+        "generator.claims.language.ledger_loader": {"status"},
         "generator.claims.tracing.rederive": {"parameters", "status"},
         "generator.claims.tracing.report": {"status"},
         "generator.commands.evaluation": {"documents"},
