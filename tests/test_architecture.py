@@ -36,9 +36,9 @@ LATE_IMPORTS_ALLOWED = {("generator.commands.build", "refresh_results"): "genera
                         # baseline is drawn and no memo answers: a render that shows none starts without them.
                         ("generator.claims.record.noninferiority", "_measure"): "generator.core.",
                         # SciPy, only when a frame's margin test or queries needed is not remembered.
-                        ("generator.claims.frames.readings", "_margin_outcome"): "generator.core.power",
-                        ("generator.claims.frames.readings", "_queries_needed"): "generator.core.power",
-                        ("generator.claims.frames.readings", "compute"): "generator.core.power",
+                        ("generator.claims.frames.paired_readings", "_margin_outcome"): "generator.core.power",
+                        ("generator.claims.frames.paired_readings", "_queries_needed"): "generator.core.power",
+                        ("generator.claims.frames.paired_readings", "compute"): "generator.core.power",
                         # SciPy, only for a results file with comparisons, or a rule that states its effect.
                         ("generator.results.builders", "power_block"): "generator.core",
                         ("generator.claims.record.triggers", "_detectable"): "generator.core.power",

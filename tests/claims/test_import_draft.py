@@ -8,7 +8,7 @@ import pytest
 
 from generator.commands.cli import main
 from generator.claims.language.draft import draft_sentences, guess_kind
-from generator.claims.language.ledger import load_ledger
+from generator.claims.language.ledger_loader import load_ledger
 
 DRAFT = """\
 # After-action review

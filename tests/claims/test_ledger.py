@@ -11,7 +11,7 @@ import pytest
 from generator.claims.language import ledger as ledger_module
 from generator.commands.cli import main
 from generator.storage.errors import InputError
-from generator.claims.language.ledger import load_ledger, parse_ledger
+from generator.claims.language.ledger_loader import load_ledger, parse_ledger
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 

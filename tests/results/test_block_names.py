@@ -22,8 +22,11 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
     "a field inside a record, declared in the schema's FIELDS (a statistic's or a cost's `queries`, a "
     "configuration's `ceiling`, the ceiling block's `per_query`, a cost shape's `parameters`), or a field of "
     "the manifest (`parameters`)": {
-        "generator.claims.tracing.rederive": {"ceiling", "per_query", "queries"},
+        "generator.claims.tracing.rederive": {"per_query"},
+        "generator.claims.tracing.rederive_comparisons": {"queries"},
+        "generator.claims.tracing.rederive_timings": {"ceiling", "queries"},
         "generator.claims.frames.readings": {"queries"},
+        "generator.claims.frames.paired_readings": {"queries"},
         "generator.claims.record.triggers": {"ceiling"},
         "generator.core.comparisons": {"queries"},
         "generator.core.frontier": {"ceiling"},
@@ -49,7 +52,9 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
     "the ledger's own words: a claim frame's kind (`ceiling`, `diagnosis`, `frontier`, `power`) or a figure it "
     "places (`documents`), a schema kind (`power`), a ledger key (`status`)": {
         "generator.claims.frames.phrasing": {"documents"},
-        "generator.claims.frames.readings": {"ceiling", "diagnosis", "documents", "frontier", "power"},
+        "generator.claims.frames.readings": {"frontier"},
+        "generator.claims.frames.paired_readings": {"power"},
+        "generator.claims.frames.row_readings": {"ceiling", "diagnosis", "documents"},
         "generator.claims.frames.spec": {"ceiling", "diagnosis", "frontier", "power"},
         "generator.claims.language.upgrade": {"status"},
         "generator.claims.tracing.rules.presentation": {"power"},
@@ -60,6 +65,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.claims.record.freeze": {"documents"},
         "generator.claims.record.history": {"status"},
         "generator.claims.language.ledger": {"status"},
+        "generator.claims.language.ledger_loader": {"status"},
         "generator.claims.tracing.rederive": {"parameters", "status"},
         "generator.claims.tracing.report": {"status"},
         "generator.commands.evaluation": {"documents"},

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.claims.frames import present
-from generator.claims.frames.readings import Figure, Reading
+from generator.claims.frames.figures import Figure, Reading
 
 PHRASINGS_DIR = Path(__file__).with_name("phrasings")
 ENGLISH = "en"

@@ -19,7 +19,8 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
 from generator.text.characters import fold
-from generator.claims.language.ledger import KINDS, OUTPUTS, Claim, Ledger, load_ledger
+from generator.claims.language.ledger import KINDS, OUTPUTS, Claim, Ledger
+from generator.claims.language.ledger_loader import load_ledger
 from generator.claims.language.repeats import find_repeats
 from generator.claims.language.visible import UNFILLED_PLACEHOLDER
 from generator.storage.memo import save_books

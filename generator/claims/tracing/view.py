@@ -37,7 +37,8 @@ from generator.claims.tracing.context import CheckContext
 from generator.claims.tracing.measured import evaluate_predicate, resolve_measured_source
 from generator.claims.tracing.naming import ShownValue, rows_of, shown_value
 from generator.claims.frames.phrasing import PhrasingError, sentence
-from generator.claims.frames.readings import Reading, read_frame
+from generator.claims.frames.figures import Reading
+from generator.claims.frames.readings import read_frame
 from generator.claims.language.predicates import can_fail, idle_predicate
 from generator.storage.fileio import display_path
 from generator.text.wording import data_text_problem

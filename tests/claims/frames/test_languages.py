@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from generator.claims.frames import phrasing
-from generator.claims.frames.readings import Figure, Reading
+from generator.claims.frames.figures import Figure, Reading
 from generator.claims.frames.spec import Frame
 
 TRANSLATIONS = ("de", "es", "fr", "nl")

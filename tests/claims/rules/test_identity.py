@@ -14,7 +14,7 @@ TRAINING = "manifest.models.rerank.training"
 
 
 def check(root, text, values, kind="factual"):
-    from generator.claims.language.ledger import load_ledger  # noqa: F401  (the ledger is read by check)
+    from generator.claims.language.ledger_loader import load_ledger  # noqa: F401  (the ledger is read by check)
     ledger = root / "claims" / "ledger.yaml"
     ledger.write_text(ledger.read_text(encoding="utf-8") + "".join(
         "  " + line + "\n" for line in claim("c", text, measured(values), kind=kind).splitlines()), encoding="utf-8")
