@@ -2,7 +2,8 @@
 
 Modules: `values` (formatting a results value), `doors` (escaping and marking every emitted
 value), `labels` (the label registry), `sources` (each claim's evidence as a reader sees it),
-`views` (what templates receive), `baseline` (the since_baseline block: the change since the
+`views` (what templates receive), `tables` (the results tables they receive: rows, costs, the frontier,
+all pairs, per query), `baseline` (the since_baseline block: the change since the
 committed baseline file, read without git), `twins` (an int8 reranker beside its fp32 twin),
 `shell` (the page the package owns: the order of every output, the content slots a team fills, a
 page of the project's own marked as not verified), `theme` (a team's declared colours, font and

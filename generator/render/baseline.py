@@ -31,7 +31,7 @@ from generator.project.outputs import OutputSpec
 from generator.render.doors import Door
 from generator.render.labels import Labels
 from generator.render.values import format_number
-from generator.render.views import sample_view
+from generator.render.tables import sample_view
 from generator.results import Results
 
 BLOCK = "since_baseline"

@@ -1,6 +1,6 @@
 """`readout export`: a report's rows table as CSV or as a LaTeX `booktabs` fragment.
 
-The table is built by the very function the reports use (generator.render.views.table_view), so
+The table is built by the very function the reports use (generator.render.tables.table_view), so
 the rows, the columns, the labels and every number's format are the report's: a column's
 `format` from readout.yaml, "not measured" where a row was not run, `only`/`otherwise`, and the
 paired interval where a column declares one. Only the door differs: `CsvDoor` hands out plain
@@ -54,7 +54,7 @@ from generator.project.outputs import OutputSpec
 from generator.render.labels import LABELS_NAME, Labels, load_labels
 from generator.render.orphans import MARKS
 from generator.render.renderer import load_project_results
-from generator.render.views import table_view
+from generator.render.tables import table_view
 from generator.results import RESULTS_NAME, Results, clip, read_results
 
 FORMATS = ("csv", "latex")

@@ -46,10 +46,11 @@ from generator.render.shell import (HTML_SLOTS, MARKDOWN_SLOTS, SET_BLOCKS, SHEL
                                     unverified_lines)
 from generator.render.stamps import (STAMP_NAME, Rendered, manifest_files, stale_outputs, stamp_text, template_hashes,
                                      unwritten_files)
+from generator.render.tables import (all_pairs_view, frontier_view, per_query_view, rerank_cost_view, sample_view,
+                                     table_view)
 from generator.render.theme import Theme, load_theme
-from generator.render.views import (SectionView, all_pairs_view, anchor, claim_views, claims_by_kind, decisions_view,
-                                    frontier_view, order_view, origin_runs, per_query_view, provenance_view,
-                                    rerank_cost_view, sample_view, table_view, trace_view)
+from generator.render.views import (SectionView, anchor, claim_views, claims_by_kind, decisions_view, order_view,
+                                    origin_runs, provenance_view, trace_view)
 from generator.results import RESULTS_NAME, Results, read_results
 from generator.results.seal import only_rederived
 
@@ -386,7 +387,7 @@ def _flags(report: CheckReport, door: Door, labels: Labels) -> list[Any]:
 def _charts(spec: OutputSpec, results: Results, door: Door, labels: Labels, budget: float | None,
             suffix: str = "", has_rerank: bool = True) -> dict[str, Any]:
     """The charts of an output, drawn from one results file; each says which queries and how many
-    (generator.render.views.sample_view). Without a rerank row there is no time to draw: the
+    (generator.render.tables.sample_view). Without a rerank row there is no time to draw: the
     quality chart stands alone, with no budget line."""
     table = spec.table or TableSpec()
     rows = results.model.lookup(table.rows)

@@ -35,7 +35,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.evaluate.currency": {"parameters"},
         "generator.evaluate.sweep": {"queries"},
         "generator.render.charts": {"ceiling"},
-        "generator.render.views": {"ceiling", "diagnosis"},
+        "generator.render.tables": {"ceiling", "diagnosis"},
     },
     "readout.yaml's own keys and words: the `evaluate:` options, the `sandbox:` block, an output's `table:` and "
     "the blocks a section may `show:` (which the template context names alike)": {
@@ -65,7 +65,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.commands.evaluation": {"documents"},
         "generator.evaluate.irds": {"documents", "queries"},
         "generator.evaluate.training": {"documents"},
-        "generator.render.views": {"status"},
+        "generator.render.tables": {"status"},
         "generator.sandbox.ceiling": {"documents", "parameters"},
         "generator.sandbox.inputs": {"opaque_run", "topics"},
         "generator.sandbox.pipeline": {"diagnosis"},
