@@ -11,7 +11,7 @@ sizes, validated), `disclosure` (the blocks the tool owns, rendered by the packa
 (compiled templates kept as signed memos),
 `amendments` (one line per post hoc decision and the diff of each amended rule), `charts` (inline SVG), `orphans` (the scan that proves every
 visible word was emitted on purpose), `stamps` (build stamps, `render --check` and the files under
-outputs/ the tool did not write), `renderer`
+outputs/ the tool did not write), `context` (what one output's page receives), `renderer`
 (the orchestration), `export` (`readout export`: the rows table as CSV or LaTeX) and `summary`
 (the README's verdict summary, rendered from the results).
 """

@@ -42,7 +42,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.core.options": {"candidate_depth", "comparisons", "frontier", "query_set", "rerank_cost"},
         "generator.evaluate.currency": {"frontier", "rerank_cost"},
         "generator.project.outputs": {"all_pairs", "frontier", "per_query", "rerank_cost", "table"},
-        "generator.render.renderer": {"all_pairs", "frontier", "per_query", "rerank_cost", "table"},
+        "generator.render.context": {"all_pairs", "frontier", "per_query", "rerank_cost", "table"},
         "generator.render.shell": {"all_pairs", "frontier", "per_query", "rerank_cost", "table"},
         "generator.sandbox.config": {"parameters"},
     },
