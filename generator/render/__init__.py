@@ -9,7 +9,8 @@ committed baseline file, read without git), `twins` (an int8 reranker beside its
 page of the project's own marked as not verified), `theme` (a team's declared colours, font and
 sizes, validated), `disclosure` (the blocks the tool owns, rendered by the package), `bytecode`
 (compiled templates kept as signed memos),
-`amendments` (one line per post hoc decision and the diff of each amended rule), `charts` (inline SVG), `orphans` (the scan that proves every
+`amendments` (one line per post hoc decision and the diff of each amended rule), `charts` (inline SVG), `svg` (the styles,
+layout and axes every chart is drawn with), `orphans` (the scan that proves every
 visible word was emitted on purpose), `stamps` (build stamps, `render --check` and the files under
 outputs/ the tool did not write), `context` (what one output's page receives), `renderer`
 (the orchestration), `export` (`readout export`: the rows table as CSV or LaTeX) and `summary`
