@@ -24,7 +24,7 @@ from typing import Any
 from generator.claims.record.freeze import frozen_regression
 from generator.claims.tracing.measured import changes_since_baseline
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path
+from generator.storage.paths import display_path
 from generator.claims.record.noninferiority import deciding_decimals
 from generator.project import Project
 from generator.project.outputs import OutputSpec

@@ -48,7 +48,8 @@ from typing import Any, Iterable, NamedTuple
 
 from generator.claims.tracing.shown import rederived_results
 from generator.storage.errors import InputError
-from generator.storage.fileio import atomic_write_text, display_path, path_option, reading
+from generator.storage.fileio import atomic_write_text
+from generator.storage.paths import display_path, path_option, reading
 from generator.project import Project, load_project
 from generator.project.outputs import OutputSpec
 from generator.render.labels import LABELS_NAME, Labels, load_labels

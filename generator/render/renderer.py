@@ -30,7 +30,8 @@ from generator.claims.tracing.checker import check_project
 from generator.storage.memo import Memo, default_memo, save_books
 from generator.claims.tracing.report import CheckReport, failure_lines
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path, reading, sha256_file, sha256_text, write_set
+from generator.storage.fileio import sha256_file, sha256_text, write_set
+from generator.storage.paths import display_path, reading
 from generator.project import Project, default_templates_dir
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.render.bytecode import SignedBytecode

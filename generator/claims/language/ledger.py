@@ -67,7 +67,9 @@ from generator.text.verdicts import supported_languages
 from generator.text.wording import label_problem
 from generator.storage.safe_yaml import Node, parse_yaml
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path, read_input, reading, sha256_bytes
+from generator.storage.bounded_reads import read_input
+from generator.storage.fileio import sha256_bytes
+from generator.storage.paths import display_path, reading
 from generator.project.outputs import OUTPUT_NAMES
 from generator.results import RESULTS_NAME, PathSyntaxError, Step, clip, excerpt, parse_path
 

@@ -37,7 +37,8 @@ from generator.core.options import SHAPE_COST
 from generator.core.rows import name_kind_problem
 from generator.core.runfiles import positive_grades, read_qrels
 from generator.core.signflip import SIGNIFICANCE, agreement, exact_p_value, wins_ties_losses
-from generator.storage.fileio import input_problem, read_input, sha256_file
+from generator.storage.bounded_reads import input_problem, read_input
+from generator.storage.fileio import sha256_file
 from generator.results import Results, seal_problem
 from generator.results.builders import (RowRun, all_pairs_block, ceiling_block, diagnosis_block,
                                         diagnosis_summary_block, draw_comparison, frontier_block, per_query_block,
