@@ -1,4 +1,4 @@
-"""Every input through one bounded reader (issue 47, part 6; generator.storage.fileio.read_input).
+"""Every input through one bounded reader (issue 47, part 6; generator.storage.bounded_reads.read_input).
 
 Git commits symbolic links, so a pull request can make any project file a link to /dev/zero, and a
 checkout can hold a FIFO or a device. Each input is refused before anything reads it: a link leading
@@ -155,7 +155,7 @@ def test_a_link_that_stays_inside_the_project_is_read(tmp_path, make_project, ca
 
 
 def test_a_regular_file_beyond_its_kinds_bound_is_refused_having_read_one_byte_more(tmp_path, monkeypatch):
-    from generator.storage.fileio import INPUT_BOUNDS, read_input
+    from generator.storage.bounded_reads import INPUT_BOUNDS, read_input
 
     monkeypatch.setitem(INPUT_BOUNDS, "trace history", 1000)
     path = tmp_path / "history.jsonl"
@@ -169,7 +169,7 @@ def test_a_regular_file_beyond_its_kinds_bound_is_refused_having_read_one_byte_m
 
 
 def test_every_kind_states_its_bound():
-    from generator.storage.fileio import INPUT_BOUNDS
+    from generator.storage.bounded_reads import INPUT_BOUNDS
 
     assert all(isinstance(bound, int) and 0 < bound <= 1024 ** 3 for bound in INPUT_BOUNDS.values())
     assert INPUT_BOUNDS["results file"] == 256 * 1024 ** 2 and INPUT_BOUNDS["ledger"] == 32 * 1024 ** 2

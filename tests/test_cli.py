@@ -9,7 +9,7 @@ from generator.commands import cli
 from generator.claims.tracing import checker
 from generator.commands.cli import COMMANDS, EXCEPTION_EXIT_CODES, exit_code_for, main
 from generator.storage.errors import InputError
-from generator.storage.fileio import reading
+from generator.storage.paths import reading
 
 
 def _explode(project, **options):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from generator.text.numerals import KINDS, Numeral, find_numerals, inside_quoted_span, numeral_value
+from generator.text.numeral_values import numeral_value
+from generator.text.numerals import KINDS, Numeral, find_numerals
+from generator.text.quoted_numerals import inside_quoted_span
 
 N, W, M, V, O, F = "number", "number word", "multiplier", "version", "ordinal", "fraction"
 

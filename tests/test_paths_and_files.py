@@ -22,7 +22,8 @@ import pytest
 from generator.storage import fileio
 from generator.core.options import build_options, validate_evaluate_block
 from generator.storage.errors import InputError
-from generator.storage.fileio import LINK_IN_PROJECT, atomic_write_text, link_inside_project, regular_file_problem
+from generator.storage.bounded_reads import regular_file_problem
+from generator.storage.fileio import LINK_IN_PROJECT, atomic_write_text, link_inside_project
 from tests.conftest import make_small_dataset, run_cli
 
 SPARSE = {"name": "bm25", "kind": "sparse"}

@@ -14,7 +14,7 @@ import pytest
 
 from generator.commands.cli import error_line
 from generator.storage.errors import InputError
-from generator.storage.fileio import default_cache_dir
+from generator.storage.paths import default_cache_dir
 from generator.storage.memo import default_key_file
 from tests.conftest import make_small_dataset, run_tool, write_beir
 

@@ -28,7 +28,7 @@ from generator.claims.record.triggers import read_design_rules
 from generator.core.options import RESULTS_FILE, RESULTS_NAME
 from generator.storage.errors import InputError
 from generator.evaluate.currency import input_problems
-from generator.storage.fileio import display_path
+from generator.storage.paths import display_path
 from generator.storage.locks import outputs_lock
 from generator.project import Project
 from generator.render.renderer import RenderOutcome, render_project

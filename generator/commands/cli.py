@@ -37,7 +37,7 @@ from typing import Callable, Iterator, NoReturn, Sequence, TextIO
 
 from generator import __version__
 from generator.storage.errors import ReadoutError
-from generator.storage.fileio import LINK_LOOP, display_path, path_option
+from generator.storage.paths import LINK_LOOP, display_path, path_option
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1

@@ -12,7 +12,8 @@ from typing import Any
 
 from generator.commands.cli import EXIT_FINDINGS, EXIT_OK, print_lines, project_argument
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path, dumps_json, path_option
+from generator.storage.fileio import dumps_json
+from generator.storage.paths import display_path, path_option
 
 
 # --- selftest -------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from generator.commands.cli import EXIT_FINDINGS, EXIT_OK, project_argument
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path, dumps_json, path_option
+from generator.storage.fileio import dumps_json
+from generator.storage.paths import display_path, path_option
 
 
 # --- check / freeze / import-draft -----------------------------------------------------------

@@ -49,7 +49,8 @@ from typing import Any, Iterator
 from generator.claims.record.freeze import FrozenRegression, frozen_regression
 from generator.claims.tracing.measured import ResultsFiles
 from generator.storage.errors import InputError, clip
-from generator.storage.fileio import display_path, dumps_json, path_option
+from generator.storage.fileio import dumps_json
+from generator.storage.paths import display_path, path_option
 from generator.claims.record.noninferiority import (INCONCLUSIVE, NON_INFERIOR, REGRESSION, UNDECIDED, VERDICTS, Change,
                                       RegressionBlock, changes_since, deciding_decimals)
 from generator.project import Project, load_project

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from generator.commands.cli import EXIT_FINDINGS, EXIT_OK, print_lines, project_argument
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path, dumps_json, path_option
+from generator.storage.fileio import dumps_json
+from generator.storage.paths import display_path, path_option
 
 if TYPE_CHECKING:
     from generator.render.renderer import RenderOutcome

@@ -44,7 +44,9 @@ from generator.core.rows import ROW_NAME, name_kind_problem
 from generator.commands.cli import EXIT_OK, print_lines
 from generator.core.runfiles import run_file_lines
 from generator.storage.errors import InputError
-from generator.storage.fileio import atomic_write_bytes, atomic_write_text, display_path, path_option, regular_file_problem
+from generator.storage.bounded_reads import regular_file_problem
+from generator.storage.fileio import atomic_write_bytes, atomic_write_text
+from generator.storage.paths import display_path, path_option
 from generator.project import CONFIG_NAME, load_project
 from generator.text.wording import label_problem
 

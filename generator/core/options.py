@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.storage.errors import InputError
-from generator.storage.fileio import default_cache_dir
+from generator.storage.paths import default_cache_dir
 from generator.text.wording import data_text_problem
 from generator.core.frontier import FrontierSpec, parse_frontier
 from generator.core.fusion import RRF_K

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from generator.storage.errors import InputError
-from generator.storage.fileio import atomic_write_text, read_input, sha256_bytes
+from generator.storage.bounded_reads import read_input
+from generator.storage.fileio import atomic_write_text, sha256_bytes
 
 Ranking = Sequence[tuple[str, float]]
 # The judgements of the evaluated queries, written beside their run files (trec_eval's qrels).

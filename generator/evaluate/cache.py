@@ -29,7 +29,8 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from generator.storage.errors import InputError
-from generator.storage.fileio import atomic_write_json, read_input, reserve_space, staged_file, sweep_once
+from generator.storage.bounded_reads import read_input
+from generator.storage.fileio import atomic_write_json, reserve_space, staged_file, sweep_once
 from generator.storage.locks import entry_lock
 
 Warn = Callable[[str], None]

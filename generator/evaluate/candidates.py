@@ -13,7 +13,7 @@ from pathlib import Path
 from generator.storage.errors import InputError
 from generator.evaluate.data import load_dataset
 from generator.core.runfiles import read_run
-from generator.storage.fileio import display_path
+from generator.storage.paths import display_path
 from generator.results import read_results
 
 @dataclass(frozen=True)

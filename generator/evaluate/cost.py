@@ -49,7 +49,8 @@ from generator.evaluate.environment import machine, package_versions
 from generator.evaluate.progress import Progress
 from generator.evaluate.shapes import (TOKENIZER_FILES, ResolvedShape, TokenizerChoice, choose_tokenizer,
                                        position_limit, resolve_shape, shape_summary, with_layers)
-from generator.storage.fileio import atomic_write_json, default_cache_dir, display_home_path
+from generator.storage.fileio import atomic_write_json
+from generator.storage.paths import default_cache_dir, display_home_path
 
 Pair = tuple[str, str]
 DTYPES = {"fp32": "float32", "int8": "int8 (dynamic quantization of the linear layers, float32 elsewhere)"}

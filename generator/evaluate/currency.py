@@ -24,7 +24,8 @@ from typing import Any
 from generator.core.options import RESULTS_FILE, EvaluationOptions
 from generator.storage.errors import InputError
 from generator.evaluate.data import check_dataset_layout, hash_inputs
-from generator.storage.fileio import display_path, sha256_file
+from generator.storage.fileio import sha256_file
+from generator.storage.paths import display_path
 from generator.results import read_results
 
 # Measured on the release sample only (generator.evaluate.pipeline: shape costs and the frontier).

@@ -21,7 +21,8 @@ from typing import Any, Callable
 from generator.core.data_source import PREFIX
 from generator.core.ids import id_problem
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_home_path, sha256_bytes, sha256_file, write_set
+from generator.storage.fileio import sha256_bytes, sha256_file, write_set
+from generator.storage.paths import display_home_path
 
 SOURCE_FILE = "source.json"
 EXTRA = "pip install 'traced-readout[ir-datasets]'"

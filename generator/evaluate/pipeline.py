@@ -38,8 +38,9 @@ from generator.evaluate.retrieval import dense_rankings, fused_rankings, rerank_
 from generator.core.rows import RowSpec, roles_from_specs
 from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, qrels_copy_entry, read_supplied_run
 from generator.core.comparisons import method_description
-from generator.storage.fileio import (default_cache_dir, display_home_path, display_path, dumps_json, reading,
-                             regular_file_problem, sha256_bytes, sha256_file, write_set)
+from generator.storage.bounded_reads import regular_file_problem
+from generator.storage.fileio import dumps_json, sha256_bytes, sha256_file, write_set
+from generator.storage.paths import default_cache_dir, display_home_path, display_path, reading
 from generator.results import Results, read_results, seal
 from generator.results.builders import (RowRun, evaluation_document, frontier_block, ranked_ids,
                                         rerank_summary, sample_comparison_blocks, score_rows, timing_summary,

@@ -37,7 +37,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from generator import __version__
 from generator.storage.errors import InputError, ModelUnavailableError
-from generator.storage.fileio import atomic_write_json, display_path, held_temporary_directory, sha256_file
+from generator.storage.fileio import atomic_write_json, held_temporary_directory, sha256_file
+from generator.storage.paths import display_path
 from generator.core.options import BM25_B, BM25_K1, BM25_METHOD, BM25_STOPWORDS, DEFAULT_SEED
 from generator.evaluate.data import CORPUS_FILE, QRELS_FILE, QUERIES_FILE, Document, load_corpus
 from generator.evaluate.environment import package_versions, thread_count

@@ -31,7 +31,8 @@ from typing import Any
 from generator.storage.errors import InputError
 from generator.core.options import RESULTS_FILE, RESULTS_NAME, EvaluationOptions, build_options, validate_evaluate_block
 from generator.core.data_source import identifier_of
-from generator.storage.fileio import display_path, read_input, reading, resolved
+from generator.storage.bounded_reads import read_input
+from generator.storage.paths import display_path, reading, resolved
 from generator.project.outputs import OutputSpec, parse_outputs
 from generator.storage.errors import MAX_ECHO_CHARS, clip, excerpt
 from generator.text.wording import label_problem

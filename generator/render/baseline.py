@@ -24,14 +24,14 @@ from typing import Any
 from generator.claims.record.freeze import frozen_regression
 from generator.claims.tracing.measured import changes_since_baseline
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path
+from generator.storage.paths import display_path
 from generator.claims.record.noninferiority import deciding_decimals
 from generator.project import Project
 from generator.project.outputs import OutputSpec
 from generator.render.doors import Door
 from generator.render.labels import Labels
 from generator.render.values import format_number
-from generator.render.views import sample_view
+from generator.render.tables import sample_view
 from generator.results import Results
 
 BLOCK = "since_baseline"

@@ -1,6 +1,6 @@
 """`readout export`: a report's rows table as CSV or as a LaTeX `booktabs` fragment.
 
-The table is built by the very function the reports use (generator.render.views.table_view), so
+The table is built by the very function the reports use (generator.render.tables.table_view), so
 the rows, the columns, the labels and every number's format are the report's: a column's
 `format` from readout.yaml, "not measured" where a row was not run, `only`/`otherwise`, and the
 paired interval where a column declares one. Only the door differs: `CsvDoor` hands out plain
@@ -48,13 +48,14 @@ from typing import Any, Iterable, NamedTuple
 
 from generator.claims.tracing.shown import rederived_results
 from generator.storage.errors import InputError
-from generator.storage.fileio import atomic_write_text, display_path, path_option, reading
+from generator.storage.fileio import atomic_write_text
+from generator.storage.paths import display_path, path_option, reading
 from generator.project import Project, load_project
 from generator.project.outputs import OutputSpec
 from generator.render.labels import LABELS_NAME, Labels, load_labels
 from generator.render.orphans import MARKS
 from generator.render.renderer import load_project_results
-from generator.render.views import table_view
+from generator.render.tables import table_view
 from generator.results import RESULTS_NAME, Results, clip, read_results
 
 FORMATS = ("csv", "latex")

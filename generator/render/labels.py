@@ -15,7 +15,8 @@ from pathlib import Path
 from generator.render.doors import Door
 from generator.storage.safe_yaml import load_config_with_lines
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path, read_input, reading
+from generator.storage.bounded_reads import read_input
+from generator.storage.paths import display_path, reading
 from generator.project import default_templates_dir
 from generator.text.wording import label_problem
 

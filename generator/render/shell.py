@@ -33,7 +33,7 @@ from typing import Any
 
 from generator.text.characters import describe, hidden_character
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path, reading
+from generator.storage.paths import display_path, reading
 from generator.project import Project, default_templates_dir
 from generator.project.outputs import OutputSpec
 from generator.render.orphans import CLOSE, OPEN

@@ -16,7 +16,8 @@ from generator.claims.evidence import Evidence
 from generator.results import PathSyntaxError, Step, parse_path
 from generator.results.schema import (BY_NAME, CANDIDATE_DEPTH, COMPARISONS, DIAGNOSIS, FORMER_NAMES, MANIFEST, P95_RERANK,
                                       PER_QUERY, QUERY_SET, RERANK_COSTS, RERANK_MILLISECONDS,
-                                      SAME_CANDIDATES, TABLE, FIGURE_KINDS, Block, locate)
+                                      SAME_CANDIDATES, TABLE, FIGURE_KINDS, Block)
+from generator.results.location import locate
 
 # Keys spelled out for a reader; any other key is shown with its underscores as spaces.
 _WORDS = {

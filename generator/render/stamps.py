@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from generator.storage.fileio import display_path, sha256_file
+from generator.storage.fileio import sha256_file
+from generator.storage.paths import display_path
 from generator.render.orphans import strip_marks
 
 STAMP_NAME = "readout-built-from"

@@ -19,7 +19,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from generator.claims.record.triggers import evaluate_trigger, read_design_rules
 from generator.core.options import RESULTS_FILE
 from generator.storage.errors import InputError
-from generator.storage.fileio import atomic_write_text, display_path
+from generator.storage.fileio import atomic_write_text
+from generator.storage.paths import display_path
 from generator.project import Project, load_project
 from generator.results import RESULTS_NAME, Results, read_results
 from generator.results.model import cheapest_within, within_budget

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path, reading
+from generator.storage.paths import display_path, reading
 from generator.storage.safe_yaml import load_config_with_lines
 
 THEME_NAME = "theme.yaml"

@@ -2,7 +2,8 @@
 model every reader gets it through. It reads the kernel (generator.core) and no stage.
 
 Modules: `schema` (each block declared once: what it holds, how it is keyed, the query set it
-belongs to, each field's meaning, kind and unit, and what a path names),
+belongs to, each field's meaning, kind and unit), `location` (what a path names, read from its
+block's declared layout),
 `paths` (the path grammar, as in table[search=hybrid].nDCG@5, and the walk that resolves a path),
 `upgrade` (a format-1 file, and a path in format 1's spelling, read as the current format),
 `rows` (the roles a file's rows play: the baseline, the reranker under decision), `model`

@@ -22,7 +22,8 @@ from generator.results.schema import (ALL_PAIRS, CANDIDATE_DEPTH, CEILING, COMPA
                                       DOCUMENTS, FRONTIER, FUNNEL, MANIFEST, MEAN_TOKEN_LENGTH, OPAQUE_RUN,
                                       P95_RERANK, PARAMETERS, PER_QUERY, POSITIVE_JUDGEMENTS, QUERIES, QUERY_SET,
                                       QUERY_TEXTS, RERANK_COSTS, RERANK_MILLISECONDS, RERANKED_TOP_5, RERANKER, RUNS,
-                                      SAME_CANDIDATES, STATUS, TABLE, Location, locate)
+                                      SAME_CANDIDATES, STATUS, TABLE)
+from generator.results.location import Location, locate
 from generator.results.upgrade import upgrade_steps
 
 
@@ -321,7 +322,7 @@ class ResultsModel:
         return resolution.value if resolution.ok else MISSING
 
     def locate(self, steps: tuple[Step, ...]) -> Location | None:
-        """What a path names (generator.results.schema.locate), with this file's rows."""
+        """What a path names (generator.results.location.locate), with this file's rows."""
         canonical, problem = self.canonical(steps)
         if problem is not None:
             return None

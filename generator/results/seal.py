@@ -31,7 +31,9 @@ from typing import Any, Iterator, Mapping
 
 from generator.core.options import RESULTS_NAME  # noqa: F401 (the results file's name, read from here)
 from generator.storage.errors import InputError, ReadoutError
-from generator.storage.fileio import INPUT_BOUNDS, display_path, read_input, sha256_bytes
+from generator.storage.bounded_reads import INPUT_BOUNDS, read_input
+from generator.storage.fileio import sha256_bytes
+from generator.storage.paths import display_path
 from generator.storage.memo import default_memo
 from generator.results.model import ResultsModel
 from generator.results.paths import clip

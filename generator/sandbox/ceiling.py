@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 from generator.storage.errors import InputError
 from generator.core.headroom import oracle_order
 from generator.core.metrics import graded_ndcg_at_k, graded_recall_at_k
-from generator.storage.fileio import reading
+from generator.storage.paths import reading
 from generator.sandbox.bm25 import tokenize
 
 ZERO_VECTOR_COSINE = -2.0

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path, read_input, sha256_file
+from generator.storage.bounded_reads import read_input
+from generator.storage.fileio import sha256_file
+from generator.storage.paths import display_path
 from generator.sandbox.bm25 import tokenize
 
 INPUT_FILES = {

@@ -21,7 +21,9 @@ from typing import Any, Mapping, Sequence
 from generator import __version__
 from generator.storage.errors import InputError
 from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, qrels_copy_entry
-from generator.storage.fileio import display_path, dumps_json, read_input, reading, sha256_bytes, write_set
+from generator.storage.bounded_reads import read_input
+from generator.storage.fileio import dumps_json, sha256_bytes, write_set
+from generator.storage.paths import display_path, reading
 from generator.results import RESULTS_NAME, seal
 from generator.results.builders import (invalid_sandbox_record, recorded_run_manifest, sandbox_run_manifest,
                                         with_manifest)

@@ -1,4 +1,6 @@
-"""Side effects at the edge: hashing, atomic writes, and naming the file an error came from.
+"""Side effects at the edge: hashing and atomic writes (reading an input is
+generator.storage.bounded_reads; showing a path and naming the file behind an error,
+generator.storage.paths).
 
 Every output goes to a temporary file in the target directory and is renamed into place, so a
 crash or an error never leaves a half-written file where a reader expects a whole one.
@@ -14,11 +16,11 @@ import re
 import shutil
 import stat
 from contextlib import contextmanager, nullcontext
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from generator.storage.errors import InputError, clip
+from generator.storage.errors import InputError
+from generator.storage.paths import display_path
 
 HASH_CHUNK_BYTES = 1 << 20
 
@@ -340,28 +342,8 @@ def write_set(files: Sequence[tuple[Path, bytes]]) -> list[Path]:
     return targets
 
 
-# --- reading an input: one bounded reader ---------------------------------------------------------
-
-_MiB = 1024 * 1024
-# The most each kind of input may hold: far above any file the tool writes or a team writes by hand,
-# far below what would take a runner's memory. A file beyond its bound is refused once bound + 1
-# bytes have been read, never by its recorded size (a device says 0).
-INPUT_BOUNDS: dict[str, int] = {
-    "readout.yaml": 1 * _MiB,
-    "ledger": 32 * _MiB,            # generator.storage.safe_yaml.MAX_BYTES: the largest file the checker reads
-    "draft": 32 * _MiB,             # the Markdown `import-draft` splits
-    # Twice generator.claims.record.design.MAX_DOCUMENT_BYTES (1 MB): an over-long document read
-    # within the bound is still refused with its size.
-    "design document": 2 * _MiB,
-    "design freeze log": 64 * _MiB,  # every frozen text and diff, for years of amendments
-    "trace history": 16 * _MiB,     # one ~300-byte line per ledger version: some 50,000 versions
-    "results file": 256 * _MiB,     # generator.results.MAX_RESULTS_BYTES
-    "run file": 1024 * _MiB,        # a TREC run: 7,000 queries x 1,000 documents is ~350 MB
-    "judgements": 256 * _MiB,       # a qrels copy beside the runs
-    "label registry": 1 * _MiB,
-    "sandbox input": 256 * _MiB,    # the L03 sandbox's data files, and its recorded run manifest
-    "cache entry": 256 * _MiB,      # a cache entry's JSON (a restored CI cache is an input too)
-}
+# What a file is when it is not a regular one: a hash refuses it, and so does the reader of every
+# input (generator.storage.bounded_reads), by what it is.
 _KINDS_OF_FILE = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
                   (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
                   (stat.S_ISSOCK, "a socket"))
@@ -372,117 +354,6 @@ def _not_regular(mode: int) -> str | None:
         if test(mode):
             return f"is {what}, not a regular file"
     return None if stat.S_ISREG(mode) else "is not a regular file"
-
-
-def project_of(path: str | os.PathLike) -> Path | None:
-    """The readout project `path` lies in as written (the nearest directory above it holding
-    readout.yaml), or None."""
-    for directory in Path(os.path.abspath(path)).parents:
-        # lexists: a readout.yaml that is itself a link out still marks its project
-        if os.path.lexists(os.path.join(directory, PROJECT_MARKER)):
-            return directory
-    return None
-
-
-def link_out_of_project(path: str | os.PathLike) -> Path | None:
-    """Where `path` really leads when it lies in a project and a symbolic link (of it or of a
-    directory below the project) takes it outside that project; None otherwise. Git commits links,
-    so a pull request can make any project file a link to /dev/zero or to a file of the runner's."""
-    project = project_of(path)
-    if project is None:
-        return None
-    target = Path(os.path.realpath(path))
-    try:
-        target.relative_to(os.path.realpath(project))
-    except ValueError:
-        return target
-    return None
-
-
-def input_problem(path: str | os.PathLike) -> str | None:
-    """Why `path` may not be read as an input, decided before anything opens it: a symbolic link
-    leading out of its project, or anything but a regular file (a FIFO would block a reader for
-    ever, a device never ends). None for a file that does not exist: the reader says that."""
-    outside = link_out_of_project(path)
-    if outside is not None and os.path.lexists(path):
-        return (f"is a symbolic link leading out of the project (to {clip(str(outside), 120)}); an input is read only "
-                "inside its project: replace the link with the file")
-    try:
-        mode = os.stat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as error:
-        return f"cannot be read ({error.strerror or type(error).__name__})"
-    return _not_regular(mode)
-
-
-def read_input(path: str | os.PathLike, kind: str, shown: str | None = None) -> bytes:
-    """The bytes of one input file, through the one bounded reader every input reader uses.
-
-    Refused before anything is read (an InputError naming the file): a symbolic link leading out of
-    the project, a FIFO, a device, a socket or a directory (`input_problem`), checked again on the
-    opened descriptor, so nothing swapped in meanwhile is read either; refused once more than
-    INPUT_BOUNDS[kind] bytes have been read. A missing file is FileNotFoundError, for the caller to
-    say what is missing and how to make it; any other failure to open is an InputError."""
-    shown = shown if shown is not None else display_path(path)
-    limit = INPUT_BOUNDS[kind]
-    problem = input_problem(path)
-    if problem is not None:
-        raise InputError(problem, path=shown)
-    try:
-        # O_NONBLOCK: a FIFO put in place since the check opens without waiting for a writer.
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise
-    except OSError as error:
-        raise InputError(f"cannot be read ({error.strerror or type(error).__name__})", path=shown) from None
-    with os.fdopen(descriptor, "rb") as handle:
-        # What was opened is judged, not the name: a file renamed into place meanwhile (a cache
-        # entry's writer) is read whole; anything else swapped in is refused unread.
-        problem = _not_regular(os.fstat(handle.fileno()).st_mode)
-        if problem is not None:
-            raise InputError(problem, path=shown)
-        os.set_blocking(handle.fileno(), True)
-        chunks, held = [], 0
-        while held <= limit:
-            chunk = handle.read(min(HASH_CHUNK_BYTES, limit + 1 - held))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            held += len(chunk)
-    if held > limit:
-        raise InputError(f"larger than {_size(limit)}, the most a {kind} may hold: not a {kind} readout wrote or "
-                         "a person would write", path=shown)
-    return b"".join(chunks)
-
-
-def _size(limit: int) -> str:
-    return f"{limit // _MiB:,} MiB" if limit >= _MiB else f"{limit:,} bytes"
-
-
-def utf8_text(path: Path, shown: str, kind: str) -> str:
-    """A file's text, read by `read_input` as an input of `kind`, or one input error naming the
-    line of its first byte that is not UTF-8."""
-    data = read_input(path, kind, shown)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[:error.start].count(b"\n") + 1
-        raise InputError(f"not UTF-8 text (byte {error.start:,} of the file)", path=shown, line=line) from None
-
-
-def regular_file_problem(path: str | os.PathLike) -> str | None:
-    """Why `path` is not a regular file to read, said by what it is, or None. A FIFO would block
-    a reader forever and a device never ends, so both are refused before anything opens them."""
-    try:
-        mode = os.stat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return "not found"
-    except PermissionError:
-        return "not readable (permission denied)"
-    except OSError as error:
-        return f"cannot be read ({error.strerror or type(error).__name__})"
-    return _not_regular(mode)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
@@ -496,115 +367,3 @@ def dumps_json(value: Any) -> str:
 
 def atomic_write_json(path: str | os.PathLike, value: Any) -> Path:
     return atomic_write_text(path, dumps_json(value))
-
-
-def path_option(text: str) -> Path:
-    """An argparse type for a path option: an empty string is refused rather than read as the
-    working directory."""
-    import argparse
-
-    if not text.strip():
-        raise argparse.ArgumentTypeError("empty path")
-    return Path(text)
-
-
-def display_path(path: Path | str) -> str:
-    """`path` relative to the working directory when it lies below it, else as given."""
-    try:
-        cwd = os.getcwd()
-    except OSError:
-        return str(path)
-    return _display_path(str(path), cwd)
-
-
-def resolved(path: Path | str) -> Path:
-    """`Path.resolve()` that refuses a symbolic link loop in one line on every Python: 3.11
-    raises RuntimeError, while 3.13 returns the unresolved path and leaves the loop to whatever
-    reads it next (a directory that "does not exist", a file silently skipped)."""
-    try:
-        result = Path(path).resolve()
-    except RuntimeError:
-        raise InputError(LINK_LOOP, path=display_path(path)) from None
-    try:
-        os.stat(result)
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise InputError(LINK_LOOP, path=display_path(path)) from None
-    return result
-
-
-LINK_LOOP = "a symbolic link loop; remove or repoint the link"
-
-
-def home_directory() -> Path:
-    """This user's home directory: `Path.home()`, except that an empty HOME counts as no HOME (the
-    password database's home), where `Path.home()` gives "/" and a cache would land in /.cache.
-    RuntimeError or KeyError when there is none."""
-    if "HOME" in os.environ and not os.environ["HOME"]:
-        import pwd
-
-        home = pwd.getpwuid(os.getuid()).pw_dir   # KeyError: a uid the password database does not know
-        if not home:
-            raise RuntimeError("HOME is empty and this user has no home directory")
-        return Path(home)
-    return Path.home()
-
-
-def default_cache_dir() -> Path:
-    """Embeddings, rerank scores, cost timings and dataset exports: $READOUT_CACHE or ~/.cache/readout."""
-    configured = os.environ.get("READOUT_CACHE")
-    if configured:
-        return Path(configured).expanduser()
-    try:
-        return home_directory() / ".cache" / "readout"
-    except (RuntimeError, KeyError):
-        # No HOME and no home directory for this user (a container's arbitrary uid).
-        raise InputError("no home directory to keep the cache in (HOME is not set and this user has none): "
-                         "set READOUT_CACHE to a writable directory, or HOME") from None
-
-
-def display_home_path(path: Path | str) -> str:
-    """A cache location as a reader expects it: `~/.cache/readout` for a path below the home
-    directory (no user name in a log), otherwise as `display_path` shows it."""
-    try:
-        home = home_directory().resolve()
-        relative = Path(os.path.abspath(path)).relative_to(home)
-    except (RuntimeError, KeyError, ValueError, OSError):
-        return display_path(path)
-    return "~" if relative == Path(".") else f"~/{relative.as_posix()}"
-
-
-@lru_cache(maxsize=4096)
-def _display_path(path: str, cwd_text: str) -> str:
-    target = Path(path)
-    cwd = Path(cwd_text)
-    candidates = [Path(os.path.abspath(target))]
-    try:
-        candidates.append(target.resolve())
-    except (OSError, RuntimeError):   # a link loop (RuntimeError on Python 3.11): show it as given
-        pass
-    for candidate in candidates:
-        try:
-            return candidate.relative_to(cwd).as_posix()
-        except ValueError:
-            continue
-    return str(target)
-
-
-@contextmanager
-def reading(path: Path | str) -> Iterator[None]:
-    """Tag any unexpected exception raised while `path` is processed with that file's name.
-
-    The CLI reports an unexpected exception as one line; with this tag the line names the file
-    the user has to look at (a ledger whose aliases explode, a results file nested too deeply).
-    The innermost `reading` wins, so the most specific file is named.
-    """
-    try:
-        yield
-    except Exception as error:
-        if getattr(error, "readout_path", None) is None:
-            try:
-                error.readout_path = display_path(path)  # type: ignore[attr-defined]
-            except AttributeError:  # pragma: no cover - exceptions with __slots__
-                pass
-        raise

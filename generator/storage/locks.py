@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Iterator
 
 from generator.storage.errors import InputError, ReadoutError
-from generator.storage.fileio import LINK_IN_PROJECT, display_path, link_inside_project
+from generator.storage.fileio import LINK_IN_PROJECT, link_inside_project
+from generator.storage.paths import display_path
 
 LOCK_NAME = ".readout.lock"
 # A cache entry's lock is held for one write or one read of an array; ten minutes is far beyond

@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 import generator
 from generator.storage.errors import InputError
-from generator.storage.fileio import default_cache_dir, home_directory
+from generator.storage.paths import default_cache_dir, home_directory
 
 # What finding the default cache or key raises without a home directory (default_cache_dir says so
 # as an InputError; Path.home as the others).

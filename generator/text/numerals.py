@@ -2,9 +2,11 @@
 
 A claim traces only when each number a reader sees in it comes from a placeholder filled from
 measured results or lies inside a quoted span of a design document. This module finds the numbers
-(`find_numerals`), gives their value where one is well defined (`numeral_value`), and decides
-whether one lies inside a design quote (`inside_quoted_span`). It reads plain text (Markdown
-already rendered, so `&#56;1` has become `81`); it imports only the standard library.
+(`find_numerals`); generator.text.numeral_values gives their value where one is well defined
+(`numeral_value`), and generator.text.quoted_numerals decides whether one lies inside a design
+quote (`inside_quoted_span`). It reads plain text (Markdown already rendered, so `&#56;1` has
+become `81`); it imports only the standard library, the memo and the number words
+(generator.text.number_words).
 
 Normalisation. The text is read through Unicode NFKC, character by character, so that every
 spelling a reader sees as digits is digits here: superscripts (`²` is 2), full-width digits
@@ -87,10 +89,6 @@ Not numerals, by decision: ordinal words (`first`, `second`, `third`: too common
 `second` is also a unit of time); vague or idiomatic counts (`once`, `single`, `pair`, `couple`,
 `both`, `several`, `few`); Roman numerals (`Phase II`, and `Ⅻ`, which NFKC makes letters). A unit
 suffix never scales a value (`300k` is 300, `5M` is 5).
-
-The quote rule (`inside_quoted_span`): a numeral is accounted for by a design quote only when it
-lies inside the quoted span, that is when the quote holds the same numeral (equal normalized
-forms) with the same words around it. See that function.
 """
 
 from __future__ import annotations
@@ -102,6 +100,7 @@ from dataclasses import dataclass
 from typing import Container
 
 from generator.storage.memo import book
+from generator.text.number_words import _DENOMINATORS, _FOREIGN_WORDS, _TENS, _UNITS, _WORDS_PATTERN
 
 KINDS = ("number", "number word", "multiplier", "version", "ordinal", "fraction", "identifier")
 
@@ -125,8 +124,6 @@ class _Lazy:
 PLACEHOLDER_OPEN = "\ue010"
 PLACEHOLDER_CLOSE = "\ue011"
 
-_WORD = _Lazy(rf"[^\s{PLACEHOLDER_OPEN}{PLACEHOLDER_CLOSE}]+")
-_EDGE_PUNCTUATION = _Lazy(r"^\W+|\W+$")
 
 _MIXED = "\u2064"  # INVISIBLE PLUS: marks a vulgar fraction glued to a digit (1½ -> 1 1⁄2)
 _POWER = "^"       # marks superscript digits glued to a letter or digit (10² -> 10^2)
@@ -154,47 +151,9 @@ _LETTERS = _Lazy(r"[^\W\d_]+")
 _CAPITAL_HYPHEN = _Lazy(r"(?:(?<=[A-Z])|(?<=[A-Z]\d)|(?<=[A-Z]\d\d)|(?<=[A-Z]\d\d\d))-")
 _ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th"})
 
-_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-          "fifteen sixteen seventeen eighteen nineteen").split()
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
-_SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9,
-           "trillion": 10**12, "dozen": 12}
-_PLURALS = "tens dozens hundreds thousands millions billions trillions".split()
-_WORD_VALUES = {**{w: i for i, w in enumerate(_UNITS)}, **{w: 20 + 10 * i for i, w in enumerate(_TENS)}}
-_MULTIPLIER_VALUES = (("twice", 2), ("thrice", 3), ("doubl", 2), ("tripl", 3), ("quadrupl", 4),
-                      ("half", 0.5), ("halv", 0.5))
 
-
-def _trie(words) -> str:
-    """One regular expression for `words`, branching a letter at a time (much faster to scan)."""
-    tree: dict = {}
-    for word in words:
-        node = tree
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def branch(node: dict) -> str:
-        arms = [re.escape(char) + branch(child) for char, child in sorted(node.items()) if char]
-        if not arms:
-            return ""
-        body = arms[0] if len(arms) == 1 else "(?:" + "|".join(arms) + ")"
-        return f"(?:{body})?" if "" in node else body
-
-    return branch(tree)
-
-
-_MULTIPLIER_WORDS = ["twice", "thrice", "half", "halved", "halves", "halving",
-                     *(stem + ending for stem in ("doubl", "tripl", "quadrupl") for ending in ("e", "ed", "es", "ing"))]
-_NUMBER_WORD = _trie([*_UNITS, *_TENS, *_SCALES, *_PLURALS])
-_AFTER_SCALE = "|".join(f"(?<={scale})" for scale in _SCALES)
-_WORDS_PATTERN = (rf"\b(?:(?P<multiplier>{_trie(_MULTIPLIER_WORDS)})"
-                  rf"|{_NUMBER_WORD}(?:(?:-|\s+|(?:{_AFTER_SCALE})\s+and\s+){_NUMBER_WORD})*(?P<fold>-?fold)?)\b")
 _WORDS = _Lazy(_WORDS_PATTERN)  # on lowercased text: re.IGNORECASE makes the scan slow
 _WORDS_ANY_CASE = _Lazy(_WORDS_PATTERN, re.IGNORECASE)  # when lowercasing changes the length
-_WORD_PARTS = _Lazy(r"[a-z]+")
-_NUMBER_VALUE = _Lazy(r"([-+±]?)(\.?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?)(?:\^([-+]?\d+))?")
-_FRACTION_PARTS = _Lazy(rf"([-+±]?)(?:(\d+) )?(\d+)[/{_FRACTION_SLASH}](\d+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,26 +174,9 @@ _LOOKALIKE_DIGITS = str.maketrans({"l": "1", "I": "1", "O": "0", "o": "0"})
 _LOOKALIKE = _Lazy(r"(?<![\w.\-/@])[-+]?[lIOo0-9][lIOo0-9.,]*[%‰]?(?![\w\-/@])")
 # A look-alike token needs a look-alike letter beside a digit, a point or a per-cent sign.
 _LOOKALIKE_HINT = _Lazy(r"[lIOo][\d.,%‰]|[\d.][lIOo]")
-# Number words of the languages a ledger may be written in (generator.text.verdicts), kept to words no
-# English sentence uses otherwise (`un`, `ein`, `dos`, `six`, `once`, `cent` are left out).
-_FOREIGN_WORDS = {
-    "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10,
-    "zwölf": 12, "zwanzig": 20, "dreißig": 30, "hundert": 100, "tausend": 1000, "million": None,
-    "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "huit": 8, "neuf": 9, "dix": 10, "douze": 12, "vingt": 20,
-    "trente": 30, "mille": 1000,
-    "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6, "siete": 7, "ocho": 8, "nueve": 9, "diez": 10,
-    "veinte": 20, "cien": 100, "ciento": 100,
-    "quattro": 4, "cinque": 5, "sette": 7, "dieci": 10, "venti": 20, "cento": 100,
-    "twee": 2, "drie": 3, "vijf": 5, "zeven": 7, "negen": 9, "tien": 10, "twintig": 20, "honderd": 100,
-    "duizend": 1000,
-}
 _FOREIGN = _Lazy(r"(?<![\w-])(?:" + "|".join(sorted((word for word in _FOREIGN_WORDS if word != "million"),
                                                          key=len, reverse=True)) + r")(?![\w-])",
                       re.IGNORECASE)
-_DENOMINATORS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5,
-                 "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7, "eighth": 8, "eighths": 8,
-                 "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10, "hundredth": 100, "hundredths": 100,
-                 "thousandth": 1000, "thousandths": 1000}
 # `a quarter of`, `a third of`, `two thirds`, `three quarters`: fractions said in words.
 _FRACTION_WORDS = _Lazy(
     r"(?<![\w-])(?:(?P<article>an?|one)\s+(?P<single>" + "|".join(_DENOMINATORS) + r")(?=\s+of\b|-)"
@@ -492,123 +434,3 @@ def _extend(text: str, digits: str, stop: int, end: int, kind: str) -> tuple[int
     elif stop < end and text[stop] == "×" and not (stop + 1 < end and text[stop + 1].isdigit()):
         return stop + 1, "multiplier"
     return stop, kind
-
-
-def numeral_value(numeral: Numeral) -> float | None:
-    """The numeral's value where one is well defined: 0.5 for `½` and `half`, 81 for `eighty-one`,
-    2 for `twice` and `2x`, 10000 for `10,000`; None for versions and vague plurals (`thousands`).
-    A sign counts (`-0.04`), a unit does not (`12ms` is 12, `95%` is 95)."""
-    text = numeral.normalized
-    kind = numeral.kind
-    if kind in ("version", "identifier"):
-        return None
-    if kind == "number word":
-        return _FOREIGN_WORDS.get(text, _words_value(text)) if text in _FOREIGN_WORDS else _words_value(text)
-    if kind == "multiplier":
-        for stem, value in _MULTIPLIER_VALUES:
-            if text.startswith(stem):
-                return float(value)
-        if text.endswith("fold"):
-            prefix = text[:-4].rstrip("-")
-            return _number_value(prefix) if _DIGIT.search(prefix) else _words_value(prefix)
-        return _number_value(text.lstrip("x×").strip())
-    words = re.split(r"[\s-]+", text)
-    if kind == "fraction" and len(words) == 2 and words[1] in _DENOMINATORS:
-        count = 1 if words[0] in ("a", "an", "one") else _WORD_VALUES.get(words[0])
-        return count / _DENOMINATORS[words[1]] if count is not None else None
-    if kind == "fraction":
-        sign, whole, numerator, denominator = _FRACTION_PARTS.search(text).groups()
-        if int(denominator) == 0:
-            return None
-        value = int(whole or 0) + int(numerator) / int(denominator)
-        return -value if sign == "-" else value
-    if any(char in "lio" for char in text) and not _LETTERS.fullmatch(text):
-        return _number_value(numeral.token.translate(_LOOKALIKE_DIGITS).rstrip("%‰"))
-    return _number_value(text)
-
-
-def _number_value(text: str) -> float | None:
-    match = _NUMBER_VALUE.match(text)
-    if match is None:
-        return None
-    sign, digits, exponent = match.groups()
-    try:
-        value = float(digits.replace(",", ""))
-        if exponent is not None:
-            value = value ** int(exponent)
-    except (ArithmeticError, ValueError):  # 0^-1, 9^9999: no value a reader could check
-        return None
-    return -value if sign == "-" else value
-
-
-def _words_value(text: str) -> float | None:
-    total = current = 0
-    for word in _WORD_PARTS.findall(text):
-        if word == "and":
-            continue
-        if word in _WORD_VALUES:
-            current += _WORD_VALUES[word]
-        elif word in ("hundred", "dozen"):
-            current = (current or 1) * _SCALES[word]
-        elif word in _SCALES:
-            total += (current or 1) * _SCALES[word]
-            current = 0
-        else:
-            return None
-    return float(total + current)
-
-
-def inside_quoted_span(text: str, numeral: Numeral, quote: str) -> bool:
-    """Whether `numeral` (found in `text`) lies inside the quoted span `quote`.
-
-    True when the quote holds a numeral with the same normalized form whose surroundings agree
-    with the claim's. Both texts are split into words at whitespace (and at the placeholder marks);
-    a word is compared lowercased, NFKC-normalised, with its surrounding punctuation stripped, and
-    words that are only punctuation (`—`) are passed over. For each occurrence in the quote:
-    the words holding the numeral must be equal (so `top-50` is not `depth-50`; `2030.` is
-    `2030,`); of the previous and the next word (None at the start or end), at least one must
-    exist on both sides, and every one that exists on both sides must agree. A quote that is
-    exactly the numeral accounts for it. So "RRF with constant 60, and" is not inside "RRF with
-    constant 60, ties broken by first appearance" (`and` is not `ties`), and "by 2030." is inside
-    "by 2030, which" (only `by` is comparable, and it agrees).
-    """
-    occurrences = [found for found in find_numerals(quote) if found.normalized == numeral.normalized]
-    if not occurrences:
-        return False
-    claim = _surroundings(text, numeral.start, numeral.end)
-    for found in occurrences:
-        if not quote[:found.start].strip() and not quote[found.end:].strip():
-            return True
-        before, holding, after = _surroundings(quote, found.start, found.end)
-        if holding != claim[1]:
-            continue
-        pairs = [(mine, theirs) for mine, theirs in ((claim[0], before), (claim[2], after))
-                 if mine is not None and theirs is not None]
-        if pairs and all(mine == theirs for mine, theirs in pairs):
-            return True
-    return False
-
-
-def _surroundings(text: str, start: int, end: int) -> tuple[str | None, str, str | None]:
-    """(previous word, the words holding text[start:end], next word), each compared form."""
-    before = after = None
-    holding = []
-    for word in _WORD.finditer(text):
-        if word.end() <= start:
-            compared = _compared(word.group())
-            if compared:
-                before = compared
-        elif word.start() >= end:
-            compared = _compared(word.group())
-            if compared:
-                after = compared
-                break
-        else:
-            holding.append(word.group())
-    return before, _compared(" ".join(holding)), after
-
-
-def _compared(word: str) -> str:
-    if not word.isascii():
-        word = unicodedata.normalize("NFKC", word).translate(_EXTRA)
-    return _EDGE_PUNCTUATION.sub("", word.lower())

@@ -108,7 +108,7 @@ def test_the_cluster_wrote_the_embeddings_the_single_process_reads(both):
     local, local_results, _ = both["local"]
     ray, _, _ = both["ray"]
     from generator.evaluate.cache import EmbeddingCache
-    from generator.storage.fileio import default_cache_dir
+    from generator.storage.paths import default_cache_dir
 
     [entry] = sorted((ray.cache_dir / "embeddings").glob("*.npy"))
     shared = EmbeddingCache(local.cache_dir or default_cache_dir())

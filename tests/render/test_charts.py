@@ -10,6 +10,7 @@ import pytest
 
 from generator.project.outputs import DeltasChart, QualityVsTimeChart, TableSpec
 from generator.render import charts
+from generator.render.svg import metric_style, tick_tiers
 from generator.render.doors import HtmlDoor
 from generator.results import ResultsModel
 
@@ -66,9 +67,9 @@ def test_one_metric_has_one_colour_and_pattern_whatever_order_the_charts_list_it
     assert set(first) == set(second) == {"recall-5", "ndcg-5"}
     assert first == second, "a metric keeps its colour from chart to chart"
     assert first["recall-5"] != first["ndcg-5"]
-    assert charts.metric_style("recall@5")[1] != charts.metric_style("nDCG@5")[1], "told apart without colour too"
+    assert metric_style("recall@5")[1] != metric_style("nDCG@5")[1], "told apart without colour too"
     # An unknown metric gets the same style every time.
-    assert charts.metric_style("MAP@10") == charts.metric_style("MAP@10")
+    assert metric_style("MAP@10") == metric_style("MAP@10")
 
 
 def _time_svg(cost, budget=None):
@@ -295,12 +296,12 @@ def test_tick_labels_keep_apart_and_inside_the_chart(case, width):
 
 def test_ticks_are_thinned_only_where_they_would_touch():
     # Five ticks of an axis centred on zero: a desktop labels all five, a phone every other one.
-    tiers = charts.tick_tiers([32.0, 45.0, 58.0, 71.0, 84.0], ["-0.60", "-0.30", "0", "+0.30", "+0.60"], anchor=2)
+    tiers = tick_tiers([32.0, 45.0, 58.0, 71.0, 84.0], ["-0.60", "-0.30", "0", "+0.30", "+0.60"], anchor=2)
     assert tiers == ["major", "minor", "major", "minor", "major"]
     # Short labels far apart stay on every screen.
-    assert charts.tick_tiers([32.0, 58.0, 84.0], ["0", "1", "2"]) == ["major"] * 3
+    assert tick_tiers([32.0, 58.0, 84.0], ["0", "1", "2"]) == ["major"] * 3
     # A label that cannot fit beside its neighbours even on a desktop is not drawn; its tick stays.
-    crowded = charts.tick_tiers([32.0, 33.0, 34.0], ["1,000,000", "2,000,000", "3,000,000"])
+    crowded = tick_tiers([32.0, 33.0, 34.0], ["1,000,000", "2,000,000", "3,000,000"])
     assert crowded == ["major", None, None]
     svg = _time_chart(106046.0, 500)
     assert svg.count('class="axis"/>') - 1 == 5, "every tick keeps its mark"

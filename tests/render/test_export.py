@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.storage import fileio
+from generator.storage import fileio, paths
 from generator.storage.errors import InputError
 from generator.project import load_project
 from generator.render.export import (CsvDoor, LatexDoor, choose_output, configure_export, export_table, format_table,
@@ -405,7 +405,7 @@ def test_to_writes_the_file_atomically(tmp_path, capsys, monkeypatch):
     assert run_export(_args(str(L03), "--format", "latex", "--to", str(target))) == 0
     written = target.read_bytes()
     assert written == export_table(load_project(L03), fmt="latex").encode("utf-8")
-    assert capsys.readouterr().out == f"wrote {fileio.display_path(target)} ({len(written)} bytes)\n"
+    assert capsys.readouterr().out == f"wrote {paths.display_path(target)} ({len(written)} bytes)\n"
     # A write that fails at the rename leaves the old file whole and no temporary beside it.
     target.write_text("old\n", encoding="utf-8")
 

@@ -19,7 +19,8 @@ from generator.results.builders import (RowRun, ceiling_block, diagnosis_block, 
                                         topic_diagnosis_entry)
 from generator.results.reference import (REGENERATE, json_schema, load_json_schema, render_json_schema,
                                          render_reference)
-from generator.results.schema import BLOCKS, FORMAT_VERSION, locate
+from generator.results.location import locate
+from generator.results.schema import BLOCKS, FORMAT_VERSION
 from generator.results.upgrade import format_of, upgrade
 from tests.conftest import run_git
 

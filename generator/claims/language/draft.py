@@ -19,7 +19,9 @@ from pathlib import Path
 from generator.claims.language.ledger import OUTPUTS, Claim, literal_text
 from generator.claims.language.ledger_loader import parse_ledger
 from generator.storage.errors import InputError
-from generator.storage.fileio import atomic_write_text, display_path, read_input
+from generator.storage.bounded_reads import read_input
+from generator.storage.fileio import atomic_write_text
+from generator.storage.paths import display_path
 from generator.storage.locks import records_lock
 
 

@@ -19,7 +19,9 @@ from generator.claims.language.ledger_fields import _choices, _mapping, _text, _
 from generator.claims.language.ledger_sources import _check_value_names, _sources
 from generator.results import clip, excerpt
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path, read_input, reading, sha256_bytes
+from generator.storage.bounded_reads import read_input
+from generator.storage.fileio import sha256_bytes
+from generator.storage.paths import display_path, reading
 from generator.storage.safe_yaml import Node, parse_yaml
 from generator.text.verdicts import supported_languages
 from generator.text.wording import label_problem

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.storage.errors import InputError
-from generator.storage.fileio import atomic_write_text, display_path, reading
+from generator.storage.fileio import atomic_write_text
+from generator.storage.paths import display_path, reading
 from generator.storage.safe_yaml import Node, parse_yaml
 
 # The old assertion kinds, and the frame each becomes.

@@ -47,7 +47,7 @@ from typing import Callable, Iterator
 
 from generator.claims.record.freeze import FreezeLog, entry_sha256
 from generator.storage.errors import InputError, clip
-from generator.storage.fileio import display_path
+from generator.storage.paths import display_path
 from generator.project import FIRST_DRAFT_NAME, Project
 
 MAX_COMMITTED_VERSIONS = 50

@@ -39,7 +39,9 @@ from generator.text.characters import describe, hidden_character
 from generator.claims.evidence import Evidence
 from generator.storage.memo import book, default_memo
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path, input_problem, read_input, reading, resolved, sha256_text
+from generator.storage.bounded_reads import input_problem, read_input
+from generator.storage.fileio import sha256_text
+from generator.storage.paths import display_path, reading, resolved
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt

@@ -42,8 +42,9 @@ from generator.text.characters import describe, hidden_character
 from generator.claims.record.triggers import (HOW_TO_ADD_REGRESSION, REGRESSION_INFO, DesignRules, RegressionBlock,
                                              budget_read_by, effect_budget, read_design_rules, read_regression_block)
 from generator.storage.errors import InputError
-from generator.storage.fileio import (atomic_write_json, display_path, reading, remove_stale_temporaries, sha256_file,
-                              utf8_text)
+from generator.storage.bounded_reads import utf8_text
+from generator.storage.fileio import atomic_write_json, remove_stale_temporaries, sha256_file
+from generator.storage.paths import display_path, reading
 from generator.storage.locks import records_lock
 from generator.project import Project
 from generator.results import read_results, strict_json

@@ -29,8 +29,9 @@ from generator.claims.record.anchoring import committed_versions
 from generator.storage.memo import default_memo
 from generator.claims.language.repeats import find_repeats
 from generator.storage.errors import InputError
-from generator.storage.fileio import (atomic_write_bytes, atomic_write_text, display_path, read_input, reading, sha256_bytes,
-                              utf8_text)
+from generator.storage.bounded_reads import read_input, utf8_text
+from generator.storage.fileio import atomic_write_bytes, atomic_write_text, sha256_bytes
+from generator.storage.paths import display_path, reading
 from generator.storage.locks import records_lock
 from generator.project import FIRST_DRAFT_NAME, Project
 from generator.results import strict_json

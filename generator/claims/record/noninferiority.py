@@ -57,7 +57,7 @@ from generator.core.options import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_SEED
 from generator.core.sample_size import minimum_queries, too_few_queries
 from generator.core.signflip import plain_float, wins_ties_losses
 from generator.storage.errors import InputError, clip
-from generator.storage.fileio import display_path
+from generator.storage.paths import display_path
 from generator.storage.memo import default_memo
 from generator.results import Results, seal_problem
 from generator.results.model import corpus_input

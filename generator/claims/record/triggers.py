@@ -66,8 +66,11 @@ from generator.storage.memo import default_memo
 from generator.claims.language.predicates import (UNKNOWN, Predicate, PredicateEvaluationError, PredicateSyntaxError,
                                          compile_predicate, evaluate_three_valued)
 from generator.storage.errors import InputError, clip
-from generator.storage.fileio import display_path, read_input, reading, sha256_text
-from generator.text.numerals import find_numerals, numeral_value
+from generator.storage.bounded_reads import read_input
+from generator.storage.fileio import sha256_text
+from generator.storage.paths import display_path, reading
+from generator.text.numeral_values import numeral_value
+from generator.text.numerals import find_numerals
 from generator.results import RESULTS_NAME, PathSyntaxError, Results, cost_block, parse_path, path_text
 from generator.results.model import cheapest_within, within_budget
 from generator.results.schema import FRONTIER as FRONTIER_BLOCK

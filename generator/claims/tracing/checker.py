@@ -35,7 +35,8 @@ from generator.claims.tracing.rules.prose import closed_rule_problems
 from generator.claims.tracing.shown import vouch_for_shown
 from generator.claims.tracing.view import build_view
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path, sha256_file
+from generator.storage.fileio import sha256_file
+from generator.storage.paths import display_path
 from generator.project import Project
 
 

@@ -14,7 +14,7 @@ from generator.claims.tracing.identifiers import KnownIdentifiers
 from generator.claims.tracing.measured import ResultsFiles, changes_since_baseline
 from generator.core.options import SKIP_RERANK_REASON
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path
+from generator.storage.paths import display_path
 from generator.project import Project
 from generator.text.verdicts import normalise
 

@@ -20,7 +20,8 @@ from generator.claims.language.ledger import Claim, MeasuredSource
 from generator.claims.language.predicates import PredicateEvaluationError
 from generator.claims.evidence import Evidence
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path, reading, sha256_file
+from generator.storage.fileio import sha256_file
+from generator.storage.paths import display_path, reading
 from generator.storage.memo import Memo, default_memo
 from generator.claims.tracing.dataset import SIDE_FILE_NAMES, project_problem
 from generator.results import RESULTS_NAME, Results, read_results, seal_problem

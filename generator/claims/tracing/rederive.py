@@ -42,7 +42,8 @@ from generator.core.fusion import reciprocal_rank_fusion
 from generator.core.metrics import Metric
 from generator.core.rows import name_kind_problem
 from generator.core.runfiles import positive_grades, read_qrels
-from generator.storage.fileio import input_problem, read_input, sha256_file
+from generator.storage.bounded_reads import input_problem, read_input
+from generator.storage.fileio import sha256_file
 from generator.results import Results, seal_problem
 from generator.results.builders import (RowRun, ceiling_block, diagnosis_block, diagnosis_summary_block,
                                         per_query_block, queries_without_candidates_block, run_manifest_view,

@@ -18,7 +18,7 @@ from generator.claims.tracing.view import Finding
 from generator.claims.record.freeze import FreezeEntry
 from generator.claims.language.ledger import Claim
 from generator.claims.record.triggers import DecisionRow
-from generator.storage.fileio import display_path
+from generator.storage.paths import display_path
 
 
 # Who wrote a claim's sentence (generator.claims.tracing.checker.origin_of): the package from a

@@ -34,7 +34,8 @@ from generator.claims.tracing.context import _skip_rerank_reason
 from generator.claims.tracing.measured import ResultsFiles
 from generator.core.textlines import lines
 from generator.storage.errors import InputError
-from generator.storage.fileio import display_path, sha256_file
+from generator.storage.fileio import sha256_file
+from generator.storage.paths import display_path
 from generator.storage.memo import default_memo
 from generator.project import Project
 from generator.results import RESULTS_NAME, Results, clip, strict_json

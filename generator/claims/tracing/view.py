@@ -40,7 +40,7 @@ from generator.claims.frames.phrasing import PhrasingError, sentence
 from generator.claims.frames.figures import Reading
 from generator.claims.frames.readings import read_frame
 from generator.claims.language.predicates import can_fail, idle_predicate
-from generator.storage.fileio import display_path
+from generator.storage.paths import display_path
 from generator.text.wording import data_text_problem
 
 # A filled value, as the author's words read it: one neutral character in place of its text.

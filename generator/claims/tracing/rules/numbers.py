@@ -13,7 +13,8 @@ from generator.claims.tracing.measured import short
 from generator.claims.tracing.naming import query_of, query_spans
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import ClaimView
-from generator.text.numerals import find_numerals, inside_quoted_span
+from generator.text.numerals import find_numerals
+from generator.text.quoted_numerals import inside_quoted_span
 
 
 def _is_number(value: Any) -> bool:

@@ -1,0 +1,72 @@
+"""The quote rule: whether a numeral of a claim is accounted for by a design quote.
+
+A numeral is accounted for by a design quote only when it lies inside the quoted span, that is
+when the quote holds the same numeral (equal normalized forms, as generator.text.numerals finds
+them) with the same words around it. See `inside_quoted_span`.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from generator.text.numerals import _EXTRA, PLACEHOLDER_CLOSE, PLACEHOLDER_OPEN, Numeral, _Lazy, find_numerals
+
+
+_WORD = _Lazy(rf"[^\s{PLACEHOLDER_OPEN}{PLACEHOLDER_CLOSE}]+")
+_EDGE_PUNCTUATION = _Lazy(r"^\W+|\W+$")
+
+
+def inside_quoted_span(text: str, numeral: Numeral, quote: str) -> bool:
+    """Whether `numeral` (found in `text`) lies inside the quoted span `quote`.
+
+    True when the quote holds a numeral with the same normalized form whose surroundings agree
+    with the claim's. Both texts are split into words at whitespace (and at the placeholder marks);
+    a word is compared lowercased, NFKC-normalised, with its surrounding punctuation stripped, and
+    words that are only punctuation (`—`) are passed over. For each occurrence in the quote:
+    the words holding the numeral must be equal (so `top-50` is not `depth-50`; `2030.` is
+    `2030,`); of the previous and the next word (None at the start or end), at least one must
+    exist on both sides, and every one that exists on both sides must agree. A quote that is
+    exactly the numeral accounts for it. So "RRF with constant 60, and" is not inside "RRF with
+    constant 60, ties broken by first appearance" (`and` is not `ties`), and "by 2030." is inside
+    "by 2030, which" (only `by` is comparable, and it agrees).
+    """
+    occurrences = [found for found in find_numerals(quote) if found.normalized == numeral.normalized]
+    if not occurrences:
+        return False
+    claim = _surroundings(text, numeral.start, numeral.end)
+    for found in occurrences:
+        if not quote[:found.start].strip() and not quote[found.end:].strip():
+            return True
+        before, holding, after = _surroundings(quote, found.start, found.end)
+        if holding != claim[1]:
+            continue
+        pairs = [(mine, theirs) for mine, theirs in ((claim[0], before), (claim[2], after))
+                 if mine is not None and theirs is not None]
+        if pairs and all(mine == theirs for mine, theirs in pairs):
+            return True
+    return False
+
+
+def _surroundings(text: str, start: int, end: int) -> tuple[str | None, str, str | None]:
+    """(previous word, the words holding text[start:end], next word), each compared form."""
+    before = after = None
+    holding = []
+    for word in _WORD.finditer(text):
+        if word.end() <= start:
+            compared = _compared(word.group())
+            if compared:
+                before = compared
+        elif word.start() >= end:
+            compared = _compared(word.group())
+            if compared:
+                after = compared
+                break
+        else:
+            holding.append(word.group())
+    return before, _compared(" ".join(holding)), after
+
+
+def _compared(word: str) -> str:
+    if not word.isascii():
+        word = unicodedata.normalize("NFKC", word).translate(_EXTRA)
+    return _EDGE_PUNCTUATION.sub("", word.lower())
