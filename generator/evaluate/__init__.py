@@ -16,5 +16,7 @@ random-weights scorer timed batch by batch in `shape_scorer`, the per-query cach
 (fine-tuning a cross-encoder on the corpus alone), `progress` (a bar on a terminal, a line at
 least every 10 seconds in a log), `environment` (the machine and package
 versions), `currency` (whether a results file still describes its inputs, run files included, by
-content) and `pipeline` (the orchestration and the writer).
+content), `row_runner` (the configured rows run in order, each model resolved first),
+`trained_reranker` (a reranker fine-tuned here: its training record checked and its row's label)
+and `pipeline` (the orchestration and the writer).
 """
