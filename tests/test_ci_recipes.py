@@ -103,7 +103,7 @@ def _yaml_blocks(text):
 
 
 def test_the_readme_and_the_scaffold_show_the_recipes_as_they_are():
-    from generator.commands.scaffold import README_NAME, scaffold_files
+    from generator.commands.starter_files import README_NAME, scaffold_files
 
     hooks = {hook["id"] for hook in yaml.safe_load((REPOSITORY_ROOT / ".pre-commit-hooks.yaml").read_text())}
     action = yaml.safe_load((REPOSITORY_ROOT / "action.yml").read_text(encoding="utf-8"))

@@ -20,8 +20,9 @@ from generator.commands.cli import build_parser, main
 from generator.storage.errors import InputError
 from generator.project import load_project
 from generator.project.reference import load_config_schema
-from generator.commands.scaffold import (DEFAULT_TITLE, DESIGN_DOCUMENTS, init_lines, init_project,
-                                scaffold_files)
+from generator.commands.scaffold import init_lines, init_project
+from generator.commands.starter_design import DESIGN_DOCUMENTS
+from generator.commands.starter_files import DEFAULT_TITLE, scaffold_files
 
 STARTER_CLAIMS = ("rows-hybrid", "candidates-fixed", "expected-hybrid", "next-measure", "results-hybrid",
                   "limits-sample")

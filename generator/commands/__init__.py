@@ -5,6 +5,8 @@ exceptions to exit codes: it parses and dispatches), `evaluation` (selftest, eva
 train-reranker), `ledger` (check, freeze, import-draft and upgrade-ledger), `reports` (render,
 build, sandbox and ceiling), `build` (evaluate or sandbox, then check, then render), `gate` (`readout gate`,
 what CI runs: a shallow clone's history fetched, then check and render --check), `regression`
-(`readout regress`: the baseline from git or a committed file, the gate's exit code and its text,
-JSON, GitHub annotations and step summary) and `scaffold` (`readout init`).
+(`readout regress`: the gate's exit code and its text, JSON, GitHub annotations and step summary),
+`regression_baseline` (the baseline regress compares with, from git or a committed file,
+re-derived), `scaffold` (`readout init`), `starter_files` (the files init writes: readout.yaml,
+the README) and `starter_design` (the starter design documents and ledger).
 """

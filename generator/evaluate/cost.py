@@ -28,37 +28,26 @@ that use them.
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import statistics
-import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from generator.storage.errors import InputError, ModelUnavailableError
-from generator.evaluate.cache import (checksum_problem, content_key, is_finite_number, read_json_entry, seal,
-                                      warning_line)
+from generator.storage.errors import InputError
+from generator.evaluate.cache import is_finite_number, seal, warning_line
 from generator.results.builders import timing_summary
-from generator.evaluate.models import apply_precision, resolve_device
-from generator.core.options import DEFAULT_SEED, PRECISIONS, RERANK_BATCH_SIZE, RERANK_MAX_LENGTH
-from generator.evaluate.environment import machine, package_versions
+from generator.evaluate.models import resolve_device
+from generator.core.options import PRECISIONS, RERANK_BATCH_SIZE, RERANK_MAX_LENGTH
+from generator.evaluate.cost_sessions import DTYPES, _entry_key, _open_session, _read_entry, _Session
 from generator.evaluate.progress import Progress
-from generator.evaluate.shapes import (TOKENIZER_FILES, ResolvedShape, TokenizerChoice, choose_tokenizer,
-                                       position_limit, resolve_shape, shape_summary, with_layers)
+from generator.evaluate.query_cost import REPEAT_STATISTIC, QueryCost, _fastest, _query_cost
+from generator.evaluate.shape_scorer import COST_SEED, Pair, predict_batches, timed_predict
+from generator.evaluate.shapes import ResolvedShape, choose_tokenizer, position_limit, resolve_shape, shape_summary
 from generator.storage.fileio import atomic_write_json
-from generator.storage.paths import default_cache_dir, display_home_path
+from generator.storage.paths import display_home_path
 
-Pair = tuple[str, str]
-DTYPES = {"fp32": "float32", "int8": "int8 (dynamic quantization of the linear layers, float32 elsewhere)"}
-DTYPE = DTYPES["fp32"]
-COST_SEED = DEFAULT_SEED
-# v2: an entry holds every repeat's per-batch times and predict's batches, not one total.
-CACHE_VERSION = "cost-v2"
-PACKAGES = ("torch", "transformers", "sentence-transformers", "tokenizers")
 METHODS = ("full", "extrapolated")
 MEASURED = "measured by shape"
 # 0 layers times the intercept itself (tokenizing, padding, embeddings, pooler, classifier and the
@@ -72,129 +61,7 @@ EXTRAPOLATION_LAYERS = (0, 2)
 # shape's pricing near a sixth of a full run (2 x 2 of 24 layers, plus the intercepts); three would
 # cost a quarter.
 EXTRAPOLATION_REPEATS = 2
-# Another process or the host can only add time to a batch, never take it away, so the fastest of
-# the repeats is the closest to the batch's own cost. A spell that slows one repeat of a shallow cut
-# would otherwise be multiplied by N/2 in the extrapolation: with the median (the mean of two), one
-# slowed 2-layer repeat of one query moved its 12-layer figure by +21% on this machine
-# (bench/bench_cost.py, 2026-12-02); the fastest leaves it out.
-REPEAT_STATISTIC = "fastest"
-
-
-def _fastest(times: Sequence[float]) -> float:
-    return min(times)
 FULL_REPEATS = 1
-
-
-def build_scorer(shape: ResolvedShape, tokenizer: TokenizerChoice, *, max_length: int, device: str,
-                 seed: int = COST_SEED, precision: str = "fp32") -> Any:
-    """A real CrossEncoder of `shape` with seeded random fp32 weights, built in memory, then put
-    at `precision` (int8: the linear layers dynamically quantized in place).
-
-    It is loaded the way `CrossEncoder(path, max_length=...)` loads a model directory (its
-    sequence-classification Transformer module with `model_max_length` = max_length, then the
-    CrossEncoder around it), except that the weights come from `from_config` instead of a file.
-    A cut shape (shapes.with_layers) is built whole at its own depth, so quantization sees only
-    the layers that exist.
-    """
-    import torch
-    from sentence_transformers import CrossEncoder
-    from sentence_transformers.base.modules import Transformer
-    from transformers import AutoModelForSequenceClassification
-
-    class RandomWeightsTransformer(Transformer):
-        def _load_model(self, model_name_or_path, transformer_task, config, backend, is_peft_model, **model_kwargs):
-            torch.manual_seed(seed)
-            return AutoModelForSequenceClassification.from_config(config, dtype=torch.float32).eval()
-
-    with tempfile.TemporaryDirectory(prefix="readout-shape-") as temporary:
-        directory = Path(temporary)
-        shape.config.save_pretrained(directory)
-        for name in TOKENIZER_FILES:
-            if (tokenizer.directory / name).is_file():
-                shutil.copyfile(tokenizer.directory / name, directory / name)
-        if tokenizer.input_names is not None:
-            settings_path = directory / "tokenizer_config.json"
-            settings = json.loads(settings_path.read_text(encoding="utf-8")) if settings_path.is_file() else {}
-            settings["model_input_names"] = list(tokenizer.input_names)
-            settings_path.write_text(json.dumps(settings), encoding="utf-8")
-        try:
-            module = RandomWeightsTransformer(str(directory), transformer_task="sequence-classification",
-                                              processor_kwargs={"model_max_length": max_length})
-            scorer = CrossEncoder(modules=[module], device=device)
-        except (OSError, ValueError, KeyError) as error:
-            raise ModelUnavailableError(f"model {shape.requested!r}: its shape did not build as a cross-encoder: "
-                                        f"{type(error).__name__}: {error}") from None
-    return apply_precision(scorer.eval(), precision)
-
-
-def _batch_indices(batches: Sequence[Sequence[Pair]], pairs: Sequence[Pair]) -> list[list[int]]:
-    """Each batch as positions in `pairs` (equal pairs take their positions in order)."""
-    positions: dict[Any, list[int]] = {}
-    for index, pair in enumerate(pairs):
-        positions.setdefault(tuple(pair), []).append(index)
-    return [[positions[tuple(pair)].pop(0) for pair in batch] for batch in batches]
-
-
-def timed_predict(scorer: Any, pairs: Sequence[Pair], batch_size: int) -> tuple[list[float], list[list[int]]]:
-    """One real `predict` of `pairs`, timed batch by batch: (milliseconds of each batch, the
-    positions in `pairs` of each batch's pairs), in the order predict scored them.
-
-    predict orders pairs its own way (sentence-transformers 5+ sorts them by length), so the
-    batches are observed, not assumed: the scorer's `preprocess`, which predict calls once per
-    batch, is wrapped for the call to note the time and the batch. A batch runs from its
-    preprocess to the next one's; the first starts with the call and the last ends with it, so the
-    batch times add up to the call's wall time.
-    """
-    marks: list[float] = []
-    seen: list[list[Pair]] = []
-    preprocess = scorer.preprocess
-
-    def noting(batch, *args, **kwargs):
-        marks.append(time.perf_counter())
-        seen.append(list(batch))
-        return preprocess(batch, *args, **kwargs)
-
-    scorer.preprocess = noting
-    try:
-        started = time.perf_counter()
-        scorer.predict(list(pairs), batch_size=batch_size, show_progress_bar=False)
-        ended = time.perf_counter()
-    finally:
-        del scorer.preprocess
-    if not seen:  # a predict that does not call preprocess per batch: one batch of everything
-        return [(ended - started) * 1000.0], [list(range(len(pairs)))]
-    bounds = [started, *marks[1:], ended]
-    return [(after - before) * 1000.0 for before, after in zip(bounds, bounds[1:])], _batch_indices(seen, pairs)
-
-
-def predict_batches(scorer: Any, pairs: Sequence[Pair], batch_size: int) -> list[list[int]] | None:
-    """The batches `predict(pairs, batch_size)` would form (positions in `pairs`), without scoring:
-    predict itself runs, with tokenizing and the forward pass stubbed out for the call, so its own
-    ordering decides. None when predict cannot run that way (then nothing is assumed)."""
-    import torch
-
-    seen: list[list[Pair]] = []
-
-    def noting(batch, *args, **kwargs):
-        seen.append(list(batch))
-        return {"rows": len(batch)}
-
-    def no_forward(features, *args, **kwargs):
-        return {"scores": torch.zeros(features["rows"], max(int(scorer.num_labels), 1))}
-
-    scorer.preprocess, scorer.forward = noting, no_forward
-    try:
-        scorer.predict(list(pairs), batch_size=batch_size, show_progress_bar=False)
-    except Exception:  # noqa: BLE001 - another predict: time the depth instead of guessing its batches
-        return None
-    finally:
-        del scorer.preprocess, scorer.forward
-    return _batch_indices(seen, pairs) if seen else None
-
-
-def _packages() -> dict[str, str | None]:
-    """The versions that change how fast the same shape runs (bm25s or numpy do not)."""
-    return {name: version for name, version in package_versions().items() if name in PACKAGES}
 
 
 def _load_average() -> list[float] | None:
@@ -202,52 +69,6 @@ def _load_average() -> list[float] | None:
         return [round(value, 2) for value in os.getloadavg()]
     except (OSError, AttributeError):  # not every platform has one
         return None
-
-
-@dataclass
-class _Session:
-    """One shape at one setting and one layer count: its cache folder, and the scorer, built and
-    warmed up only once a query actually has to be timed (a fully resumed run builds nothing)."""
-
-    shape: ResolvedShape          # at `layers` layers
-    tokenizer: TokenizerChoice
-    layers: int
-    precision: str
-    max_length: int
-    batch_size: int
-    device: str
-    threads: int
-    root: Path
-    key: str
-    settings: dict[str, Any]
-    log: Callable[[str], None]
-    scorer: Any = None
-    warmed: bool = False
-
-    def build(self) -> Any:
-        if self.scorer is None:
-            started = time.perf_counter()
-            self.scorer = build_scorer(self.shape, self.tokenizer, max_length=self.max_length, device=self.device,
-                                       precision=self.precision)
-            self.log(f"cost: built the {self.shape.architecture} shape at {self.layers} layers, {self.precision} "
-                     f"({self.shape.parameters:,} parameters, random weights) in "
-                     f"{time.perf_counter() - started:.1f} s")
-        return self.scorer
-
-    def ready(self, warm_pairs: Sequence[Pair]) -> Any:
-        """The scorer, warmed up once by one untimed batch of the longest warm pairs: the first
-        call's one-off work (allocating at the largest padded shape, choosing kernels) is then
-        done. Scoring a whole query instead cost a 24-layer shape a query's worth of time per
-        pricing, for nothing the timings could see."""
-        scorer = self.build()
-        if not self.warmed:
-            longest = sorted(warm_pairs, key=lambda pair: len(pair[0]) + len(pair[1]), reverse=True)
-            scorer.predict(longest[:self.batch_size], batch_size=self.batch_size, show_progress_bar=False)
-            self.warmed = True
-        return scorer
-
-    def entry_path(self, query_id: str, pairs: Sequence[Pair]) -> Path:
-        return self.root / f"{content_key(CACHE_VERSION, query_id, [list(pair) for pair in pairs])}.json"
 
 
 def _positive(value: Any, name: str) -> None:
@@ -277,139 +98,6 @@ def _layer_counts(method: Any, layers: Sequence[int] | None, full_layers: int) -
     if counts[-1] > full_layers:
         raise InputError(f"{counts[-1]} layers is deeper than the model's {full_layers}", field="layers")
     return counts
-
-
-def _open_session(shape: ResolvedShape, tokenizer: TokenizerChoice, *, layers: int, method: str, repeats: int,
-                  precision: str, max_length: int, batch_size: int, cache_dir: Path | None, device: str,
-                  threads: int, log: Callable[[str], None]) -> _Session:
-    settings = {"config_sha256": shape.config_sha256, "tokenizer": {"name": tokenizer.name,
-                                                                   "sha256": tokenizer.sha256},
-                "method": method, "layers": layers, "repeats": repeats, "precision": precision,
-                "max_length": max_length, "batch_size": batch_size, "dtype": DTYPES[precision], "device": device,
-                "threads": threads, "packages": _packages(), "machine": machine()}
-    key = content_key(CACHE_VERSION, settings)[:24]
-    root = Path(cache_dir if cache_dir is not None else default_cache_dir()) / "cost" / key
-    atomic_write_json(root / "settings.json", {**settings, "model": shape.requested,
-                                               "architecture": shape.architecture, "shape": shape_summary(shape)})
-    return _Session(with_layers(shape, layers), tokenizer, layers, precision, max_length, batch_size, device,
-                    threads, root, key, settings, log)
-
-
-def _entry_key(session: _Session, path: Path) -> str:
-    """What an entry is sealed with: the settings it was timed under and the file it belongs in,
-    so an entry copied from another setting, depth or query does not verify."""
-    return f"{session.key}/{path.stem}"
-
-
-def _batches_problem(entry: dict, pairs: int, repeats: int) -> str | None:
-    batches = entry.get("batches")
-    if (not isinstance(batches, list) or not all(isinstance(batch, list) for batch in batches)
-            or sorted(index for batch in batches for index in batch) != list(range(pairs))):
-        return f"batches do not hold each of the {pairs} pairs once"
-    runs = entry.get("batch_milliseconds")
-    if (not isinstance(runs, list) or len(runs) != repeats
-            or any(not isinstance(run, list) or len(run) != len(batches) for run in runs)):
-        return f"batch_milliseconds are not {repeats} runs of {len(batches)} batches"
-    if any(not is_finite_number(value) or value <= 0 for run in runs for value in run):
-        return "batch_milliseconds are not all finite positive numbers"
-    return None
-
-
-def _entry_problem(entry: Any, key: str, query_id: str, pairs: Sequence[Pair], repeats: int) -> str | None:
-    """Why `entry` is not a timing of `query_id`'s `pairs` sealed for `key`, or None.
-
-    Fields first, so the reason names a negative time or a short token list; the checksum last,
-    for edits that still look plausible (a changed time).
-    """
-    if not isinstance(entry, dict):
-        return f"not a JSON object but {type(entry).__name__}"
-    if entry.get("query_id") != query_id:
-        return f"made for query {entry.get('query_id')!r}"
-    milliseconds = entry.get("milliseconds")
-    if not is_finite_number(milliseconds) or milliseconds <= 0:
-        return f"milliseconds is {milliseconds!r}, not a finite positive number"
-    count = entry.get("pairs")
-    if isinstance(count, bool) or not isinstance(count, int) or count != len(pairs):
-        return f"pairs is {count!r}, the query has {len(pairs)}"
-    tokens = entry.get("tokens")
-    if not isinstance(tokens, list) or len(tokens) != len(pairs):
-        length = len(tokens) if isinstance(tokens, list) else type(tokens).__name__
-        return f"tokens are not {len(pairs)} counts (got {length})"
-    if any(isinstance(value, bool) or not isinstance(value, int) or value < 0 for value in tokens):
-        return "tokens are not all non-negative integers"
-    return _batches_problem(entry, len(pairs), repeats) or checksum_problem(entry, key)
-
-
-def _read_entry(path: Path, key: str, query_id: str, pairs: Sequence[Pair],
-                repeats: int) -> tuple[dict | None, str | None]:
-    """(entry, None) for a verified entry, (None, None) when there is none yet, else (None, why)."""
-    if not path.is_file():
-        return None, None
-    entry, problem = read_json_entry(path)
-    if problem is None:
-        problem = _entry_problem(entry, key, query_id, pairs, repeats)
-    return (entry, None) if problem is None else (None, problem)
-
-
-def _line(points: Mapping[int, float]) -> tuple[float, float]:
-    """Least-squares intercept and slope of milliseconds over layer counts."""
-    mean_x = statistics.fmean(points)
-    mean_y = statistics.fmean(points.values())
-    slope = (sum((x - mean_x) * (y - mean_y) for x, y in points.items())
-             / sum((x - mean_x) ** 2 for x in points))
-    return mean_y - slope * mean_x, slope
-
-
-@dataclass(frozen=True)
-class QueryCost:
-    """One query's priced batches: the positions of each batch's pairs, and per batch its fastest
-    time over the repeats at each layer count timed, with the value at the full depth (measured,
-    or the fitted line's)."""
-
-    query_id: str
-    pairs: int
-    batches: tuple[tuple[int, ...], ...]
-    layer_milliseconds: dict[int, tuple[float, ...]]   # layer count -> per batch, fastest repeat
-    batch_milliseconds: tuple[float, ...]               # per batch, at the full depth
-    intercepts: tuple[float, ...] | None                # per batch, extrapolated only
-    slopes: tuple[float, ...] | None
-    tokens: tuple[int, ...]
-    entries: tuple[dict, ...]                           # the cache entries behind it (cpu, load)
-    from_depth: int | None = None                       # derived from a deeper measurement's batches
-
-    @property
-    def milliseconds(self) -> float:
-        return sum(self.batch_milliseconds)
-
-    def prefix(self, batches: int, from_depth: int) -> "QueryCost":
-        """The first `batches` batches alone: exactly what predict spends on their pairs."""
-        cut = slice(0, batches)
-        kept = self.batches[cut]
-        count = sum(len(batch) for batch in kept)
-        return replace(self, pairs=count, batches=kept,
-                       layer_milliseconds={layers: values[cut] for layers, values in self.layer_milliseconds.items()},
-                       batch_milliseconds=self.batch_milliseconds[cut],
-                       intercepts=None if self.intercepts is None else self.intercepts[cut],
-                       slopes=None if self.slopes is None else self.slopes[cut],
-                       tokens=self.tokens[:count], from_depth=from_depth)
-
-
-def _query_cost(query_id: str, entries: Mapping[int, dict], full_layers: int) -> QueryCost:
-    first = entries[min(entries)]
-    fastest = {layers: tuple(_fastest(times) for times in zip(*entry["batch_milliseconds"]))
-               for layers, entry in sorted(entries.items())}
-    intercepts = slopes = None
-    if len(fastest) == 1:
-        values = fastest[full_layers]
-    else:
-        lines = [_line({layers: fastest[layers][index] for layers in fastest})
-                 for index in range(len(first["batches"]))]
-        intercepts = tuple(intercept for intercept, _ in lines)
-        slopes = tuple(slope for _, slope in lines)
-        values = tuple(intercept + slope * full_layers for intercept, slope in lines)
-    return QueryCost(query_id, int(first["pairs"]), tuple(tuple(batch) for batch in first["batches"]), fastest,
-                     values, intercepts, slopes, tuple(first["tokens"]),
-                     tuple(entries[layers] for layers in sorted(entries)))
 
 
 def _now() -> str:

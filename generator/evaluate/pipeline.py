@@ -9,7 +9,6 @@ when they run.
 from __future__ import annotations
 
 import gc
-import json
 import os
 import platform
 import sys
@@ -20,7 +19,6 @@ from typing import Any, Callable, Sequence
 
 from generator import __version__
 from generator.storage.errors import InputError, ModelUnavailableError, clip
-from generator.evaluate.cache import EmbeddingCache, RerankCache
 from generator.evaluate.cost import measure_rerank_cost
 from generator.evaluate.currency import UNCHANGED, results_problem, set_problem  # noqa: F401 - set_problem: read here too
 from generator.evaluate.distributed import RayEngine
@@ -28,21 +26,19 @@ from generator.evaluate.environment import package_versions, thread_count
 from generator.core.data_source import identifier_of
 from generator.evaluate.irds import ensure_exported
 from generator.evaluate.data import Dataset, load_dataset
-from generator.results.model import corpus_input
 from generator.core.metrics import ROW_METRICS, Metric, metrics_from_names
-from generator.evaluate.models import resolve_device, resolve_model
+from generator.evaluate.models import resolve_device
 from generator.core.options import DEFAULT_PRECISION, RESULTS_FILE, EvaluationOptions
 from generator.evaluate.sweep import rerank_sweep
-from generator.evaluate.training import TRAINING_FILE
-from generator.evaluate.retrieval import dense_rankings, fused_rankings, rerank_rankings, sparse_rankings
+from generator.evaluate.row_runner import RowModels, RowRunner, RowRuns, _batch_size, _texts, resolve_row_models
+from generator.evaluate.trained_reranker import _corpus_sha256, training_provenance
 from generator.core.rows import RowSpec, roles_from_specs
-from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, qrels_copy_entry, read_supplied_run
+from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, qrels_copy_entry
 from generator.core.comparisons import method_description
-from generator.storage.bounded_reads import regular_file_problem
-from generator.storage.fileio import dumps_json, sha256_bytes, sha256_file, write_set
+from generator.storage.fileio import dumps_json, sha256_bytes, write_set
 from generator.storage.paths import default_cache_dir, display_home_path, display_path, reading
 from generator.results import Results, read_results, seal
-from generator.results.builders import (RowRun, evaluation_document, frontier_block, ranked_ids,
+from generator.results.builders import (evaluation_document, frontier_block, ranked_ids,
                                         rerank_summary, sample_comparison_blocks, score_rows, timing_summary,
                                         with_manifest)
 from generator.storage.locks import entry_lock
@@ -135,135 +131,6 @@ def start_engine(options: EvaluationOptions, log: Callable[[str], None]) -> Any:
     if options.engine == "local":
         return None
     return RayEngine(address=options.ray_address, workers=options.workers, log=log)
-
-
-@dataclass
-class RowModels:
-    """The models of the configured rows, resolved before the long work starts so that a missing
-    model fails in seconds: each dense row's, and each reranker's (or why it does not run)."""
-    dense: dict[str, Any]
-    rerank_specs: tuple[RowSpec, ...]
-    rerank_identities: dict[str, Any] = field(default_factory=dict)
-    rerank_reasons: dict[str, str] = field(default_factory=dict)
-
-    def reason(self, row: str | None) -> str:
-        if row is None:
-            return "no rerank row is configured (evaluate.rows)"
-        return self.rerank_reasons.get(row, "")
-
-
-def resolve_row_models(specs: Sequence[RowSpec], options: EvaluationOptions) -> RowModels:
-    models = RowModels({spec.name: resolve_model(spec.model) for spec in specs if spec.kind == "dense"},
-                       tuple(spec for spec in specs if spec.kind == "rerank"))
-    for spec in models.rerank_specs:
-        if options.skip_rerank or spec.skip:
-            models.rerank_reasons[spec.name] = spec.skip or options.skip_rerank_reason
-            continue
-        try:
-            models.rerank_identities[spec.name] = resolve_model(spec.model)
-        except ModelUnavailableError as error:
-            raise ModelUnavailableError(f"{error}; or run with --skip-rerank (or give the row a skip: reason) to "
-                                        f"record the {spec.name} row as not measured") from None
-    return models
-
-
-@dataclass
-class RowRuns:
-    """What running the rows gave: each row's rankings, and what the manifest says about them."""
-    rankings: dict[str, dict[str, list[tuple[str, float]]]] = field(default_factory=dict)
-    rows: list[RowRun] = field(default_factory=list)
-    dense_outcomes: dict[str, Any] = field(default_factory=dict)
-    reranks: dict[str, Any] = field(default_factory=dict)   # row -> its RerankOutcome, for the rows that ran
-    supplied: dict[str, dict[str, str]] = field(default_factory=dict)
-
-
-@dataclass
-class RowRunner:
-    """Runs each configured row in order, one method per kind; a row reads the rankings of the rows
-    above it."""
-    dataset: Dataset
-    query_ids: Sequence[str]
-    options: EvaluationOptions
-    models: RowModels
-    cache_dir: Path
-    device: str
-    log: Callable[[str], None]
-    load_cross_encoder: Callable | None = None
-    engine: Any = None   # generator.evaluate.distributed.RayEngine, or None: here
-
-    def run(self, specs: Sequence[RowSpec]) -> RowRuns:
-        self.queries = {q: self.dataset.queries[q] for q in self.query_ids}
-        self.runs = RowRuns()
-        for spec in specs:
-            rankings, model_name = getattr(self, f"_{spec.kind}")(spec)
-            if rankings is not None:
-                self.runs.rankings[spec.name] = rankings
-            self.runs.rows.append(RowRun(spec.name, spec.label(self.options.depth, model_name), rankings,
-                                         self.models.reason(spec.name) if spec.kind == "rerank" else None))
-        return self.runs
-
-    def _dense(self, spec: RowSpec) -> tuple[Any, str | None]:
-        identity = self.models.dense[spec.name]
-        # With an engine, the workers encode the corpus on `device`; this process only plans their
-        # batches and encodes the queries, on its CPU.
-        outcome = dense_rankings(self.dataset.documents, self.queries, identity, self.options.depth,
-                                 EmbeddingCache(self.cache_dir), progress=self.options.progress, log=self.log,
-                                 device="cpu" if self.engine else self.device,
-                                 batch_size=self.options.encode_batch_size,
-                                 **({"encode_corpus": self.engine.corpus_encoder(identity, self.device)}
-                                    if self.engine else {}))
-        self.runs.dense_outcomes[spec.name] = outcome
-        return outcome.rankings, identity.name
-
-    def _sparse(self, spec: RowSpec) -> tuple[Any, str | None]:
-        return sparse_rankings(self.dataset.documents, self.queries, self.options.depth, k1=spec.k1, b=spec.b,
-                               cache_dir=self.cache_dir, log=self.log, row=spec.name), None
-
-    def _fusion(self, spec: RowSpec) -> tuple[Any, str | None]:
-        return fused_rankings([self.runs.rankings[name] for name in spec.of], spec.method, self.options.depth,
-                              k=spec.k, alpha=spec.alpha), None
-
-    def _rerank(self, spec: RowSpec) -> tuple[Any, str | None]:
-        identity = self.models.rerank_identities.get(spec.name)
-        if identity is None:
-            return None, None
-        if spec.over not in self.runs.rankings:
-            self.models.rerank_reasons[spec.name] = f"the row it reorders ({spec.over}) was not measured"
-            return None, None
-        outcome = rerank_rankings(self.runs.rankings[spec.over], self.queries, _texts(self.dataset), identity,
-                                  spec.max_length, RerankCache(self.cache_dir, identity.cache_key),
-                                  progress=self.options.progress, log=self.log, load_model=self.load_cross_encoder,
-                                  device=self.device, batch_size=_batch_size(spec, self.options), depth=spec.depth,
-                                  precision=spec.precision or DEFAULT_PRECISION, engine=self.engine)
-        self.runs.reranks[spec.name] = outcome
-        return outcome.rankings, trained_label(identity, _corpus_sha256(self.dataset)) or identity.name
-
-    def _run(self, spec: RowSpec) -> tuple[Any, str | None]:
-        shown = display_path(spec.file)
-        field = f"evaluate.rows.{spec.name}.file"
-        if problem := regular_file_problem(spec.file):
-            raise InputError(f"run file {problem}", path=shown, field=field)
-        project = self.options.outputs_dir.resolve().parent
-        if not spec.outside_project and not spec.file.resolve().is_relative_to(project):
-            # The configuration kept the path inside; a link on the way can still lead out.
-            raise InputError(f"run file leads outside the project (to {display_path(spec.file.resolve())}): keep "
-                             f"run files inside it, or add `outside_project: true` to the row", path=shown,
-                             field=field)
-        documents = {document.doc_id for document in self.dataset.documents}
-        rankings = read_supplied_run(spec.file, shown, queries=self.dataset.queries, documents=documents,
-                                     depth=self.options.depth, query_ids=self.query_ids)
-        self.runs.supplied[spec.name] = {
-            "path": os.path.relpath(spec.file.resolve(), self.options.outputs_dir.resolve().parent),
-            "sha256": sha256_file(spec.file)}
-        return rankings, None
-
-
-def _texts(dataset: Dataset) -> dict[str, str]:
-    return {document.doc_id: document.retrieval_text for document in dataset.documents}
-
-
-def _batch_size(spec: RowSpec, options: EvaluationOptions) -> int:
-    return spec.batch_size or options.rerank_batch_size
 
 
 def _scored_candidates(over: dict[str, list[tuple[str, float]]], depth: int | None) -> dict[str, list]:
@@ -382,59 +249,6 @@ def _models_manifest(specs: Sequence[RowSpec], models: RowModels, dense_outcomes
             if identity is not None and (training := training_provenance(identity, corpus_sha256)) is not None:
                 manifest[key]["training"] = training
     return manifest
-
-
-def read_training_record(identity: Any) -> dict[str, Any] | None:
-    """The training.json `readout train-reranker` wrote beside a local model's weights, or None."""
-    if identity.source != "local path":
-        return None
-    path = Path(identity.path) / TRAINING_FILE
-    try:
-        record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return None
-    return record if isinstance(record, dict) and isinstance(record.get("recipe"), dict) else None
-
-
-def training_provenance(identity: Any, corpus_sha256: str | None) -> dict[str, Any] | None:
-    """What a reader needs to know of a reranker trained here: from what, on what, how, and
-    whether training.json describes these very weights and this very corpus."""
-    record = read_training_record(identity)
-    if record is None:
-        return None
-    base = record.get("base_model") if isinstance(record.get("base_model"), dict) else {}
-    corpus = record.get("corpus") if isinstance(record.get("corpus"), dict) else {}
-    recipe = record["recipe"]
-    labels = record.get("labels") if isinstance(record.get("labels"), dict) else {}
-    return {"training_json_sha256": sha256_file(Path(identity.path) / TRAINING_FILE),
-            "written_by": record.get("written_by"),
-            "base_model": {"name": base.get("name"), "weights_sha256": base.get("weights_sha256")},
-            "corpus": {"name": corpus.get("name"), "sha256": corpus.get("sha256")},
-            "statement": labels.get("statement"),
-            "queries_read": labels.get("queries_read"), "relevance_judgements_read": labels.get("relevance_judgements_read"),
-            "recipe": {key: recipe.get(key) for key in ("task", "training_pairs", "steps", "batch_size", "max_length",
-                                                        "learning_rate", "passes_over_pairs")},
-            "seed": record.get("seed"),
-            "wall_seconds": (record.get("wall_seconds") or {}).get("total")
-            if isinstance(record.get("wall_seconds"), dict) else None,
-            "describes_these_weights": record.get("weights_sha256") == identity.weights_sha256,
-            "trained_on_this_corpus": corpus_sha256 is not None and corpus.get("sha256") == corpus_sha256}
-
-
-def trained_label(identity: Any, corpus_sha256: str | None) -> str | None:
-    """A rerank row's label when its model was fine-tuned here: what it is, not only its path."""
-    training = training_provenance(identity, corpus_sha256)
-    if training is None or not training["describes_these_weights"]:
-        return None
-    corpus = training["corpus"]["name"] or "its corpus"
-    base = training["base_model"]["name"] or "an encoder"
-    return (f"{identity.name}: cross-encoder fine-tuned here from {base} on {corpus} titles and texts, "
-            "no queries or judgements")
-
-
-def _corpus_sha256(dataset: Dataset) -> str | None:
-    recorded = corpus_input(dataset.input_hashes) if isinstance(dataset.input_hashes, dict) else None
-    return recorded[1].get("sha256") if recorded is not None else None
 
 
 def _rerank_cache_manifest(models: RowModels, runs: RowRuns) -> dict[str, Any]:

@@ -19,8 +19,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from generator.storage.errors import InputError
 from generator.core.options import PRECISIONS, RERANK_BATCH_SIZE
-from generator.evaluate.cost import (CostMeasurement, Pair, Pricing, QueryCost, check_precision, open_pricing,
-                                     parse_depths)
+from generator.evaluate.cost import CostMeasurement, Pricing, check_precision, open_pricing, parse_depths
+from generator.evaluate.query_cost import QueryCost
+from generator.evaluate.shape_scorer import Pair
 from generator.evaluate.shapes import ResolvedShape, resolve_shape
 
 SUMMARY = ("cost", "quality", "method", "layers_timed", "full_layers", "repeats", "dtype", "queries", "pairs",

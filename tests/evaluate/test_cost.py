@@ -14,7 +14,8 @@ import pytest
 from generator.commands.cli import main
 from generator.storage.errors import InputError, ModelUnavailableError
 from generator.evaluate import shapes
-from generator.evaluate.cost import build_scorer, cost_curve, measure_rerank_cost, resolve_device
+from generator.evaluate.cost import cost_curve, measure_rerank_cost, resolve_device
+from generator.evaluate.shape_scorer import build_scorer
 from generator.evaluate.models import _packaged_minilm_path
 from generator.evaluate.shapes import BUILT_IN_SHAPES, choose_tokenizer, resolve_shape
 from tests.conftest import cost_project
@@ -284,7 +285,8 @@ def one_thread():
 
 
 def test_the_extrapolated_cost_matches_the_full_measurement_within_ten_per_cent(tmp_path, one_thread):
-    from generator.evaluate.cost import _query_cost, open_pricing
+    from generator.evaluate.cost import open_pricing
+    from generator.evaluate.query_cost import _query_cost
 
     model = str(_write_config(tmp_path / "timed-bert", model_type="bert", max_position_embeddings=512, **TIMED))
     settings = dict(max_length=256, batch_size=4, repeats=3, cache_dir=tmp_path / "cache", device="cpu",
@@ -394,7 +396,7 @@ def test_each_batch_keeps_its_fastest_repeat_so_a_slowed_repeat_is_not_multiplie
     """Two repeats of a 2-layer cut, one slowed by another process: the fastest is the batch's cost,
     and the extrapolation to 24 layers does not carry the slow spell twelve-fold (the median of two
     would read 50 ms of a stranger's time as 600 ms of the model's)."""
-    from generator.evaluate.cost import REPEAT_STATISTIC, _query_cost
+    from generator.evaluate.query_cost import REPEAT_STATISTIC, _query_cost
 
     entries = {0: {"pairs": 2, "batches": [[0, 1]], "tokens": [5, 5], "batch_milliseconds": [[10.0], [12.0]]},
                2: {"pairs": 2, "batches": [[0, 1]], "tokens": [5, 5], "batch_milliseconds": [[110.0], [160.0]]}}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from generator.storage.errors import InputError
-from generator.evaluate import cost
+from generator.evaluate import cost, cost_sessions
 from generator.evaluate.sweep import rerank_sweep
 
 pytestmark = pytest.mark.model
@@ -68,13 +68,13 @@ def test_a_prefix_predict_would_batch_differently_is_timed_on_its_own(tiny_bert,
 
 def test_configurations_cover_every_setting_in_order_and_build_each_shape_once(tiny_bert, tmp_path, monkeypatch):
     builds = []
-    real = cost.build_scorer
+    real = cost_sessions.build_scorer
 
     def counting(shape, tokenizer, **settings):
         builds.append((shape.config.num_hidden_layers, settings["max_length"], settings["precision"]))
         return real(shape, tokenizer, **settings)
 
-    monkeypatch.setattr(cost, "build_scorer", counting)
+    monkeypatch.setattr(cost_sessions, "build_scorer", counting)
     rows = _sweep(SHORTER, [str(tiny_bert)], [4, 8], tmp_path, max_lengths=(64, 32), precisions=("int8", "fp32"),
                   method="extrapolated", layers=(0, 1), repeats=2)
     assert [(row["depth"], row["max_length"], row["precision"]) for row in rows] == [

@@ -85,7 +85,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.claims.tracing.report": {"power", "queries"},
         "generator.render.views": {"power", "queries"},
         "generator.claims.record.noninferiority": {"queries"},
-        "generator.commands.regression": {"queries", "status"},
+        "generator.commands.regression": {"queries"},
     },
     "a word, not a key: a row kind's alias, a progress bar's unit, a subcommand, the runs folder, a Markdown "
     "extension, an HTML attribute": {
@@ -101,6 +101,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.render.orphans": {"manifest", "table"},
         "generator.sandbox.runner": {"runs"},
         "generator.commands.scaffold": {"runs"},
+        "generator.commands.regression_baseline": {"status"},
     },
 }
 
