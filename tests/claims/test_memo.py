@@ -180,7 +180,7 @@ def test_without_a_home_directory_there_are_no_memos_and_no_error(monkeypatch):
 
 @pytest.mark.parametrize("document", sorted(path.name for path in (L03.parent.parent / "design").glob("*.md")))
 def test_a_remembered_design_layout_is_the_parsed_one(document, tmp_path, monkeypatch):
-    from generator.claims.record import design, triggers
+    from generator.claims.record import design, fences
 
     source = (L03.parent.parent / "design" / document).read_text(encoding="utf-8")
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path))
@@ -188,15 +188,15 @@ def test_a_remembered_design_layout_is_the_parsed_one(document, tmp_path, monkey
     parsed = []
     for _ in range(2):   # the first parses and remembers, the second reads the memo back
         design._layout_of.cache_clear()
-        triggers._fences.cache_clear()
-        parsed.append((design._layout_of(source), triggers._fences(source)))
+        fences._fences.cache_clear()
+        parsed.append((design._layout_of(source), fences._fences(source)))
     assert _entries(tmp_path)
     monkeypatch.setenv("READOUT_NO_MEMO", "1")
     design._layout_of.cache_clear()
-    triggers._fences.cache_clear()
-    assert parsed[0] == parsed[1] == (design._layout_of(source), triggers._fences(source))
+    fences._fences.cache_clear()
+    assert parsed[0] == parsed[1] == (design._layout_of(source), fences._fences(source))
     design._layout_of.cache_clear()
-    triggers._fences.cache_clear()
+    fences._fences.cache_clear()
 
 
 @pytest.mark.parametrize("planted", ["fifo", "directory", "huge key"])

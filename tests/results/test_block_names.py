@@ -76,6 +76,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
     "baseline (`queries`), and the gate's JSON `status`": {
         "generator.core.power": {"power", "queries"},
         "generator.claims.record.triggers": {"power", "queries"},
+        "generator.claims.record.design_rules": {"power"},
         "generator.claims.tracing.report": {"power", "queries"},
         "generator.render.views": {"power", "queries"},
         "generator.claims.record.noninferiority": {"queries"},

@@ -1,9 +1,11 @@
 """The design record: what was fixed before the results, and what git proves of the order.
 
-Modules: `design` (quotes in frozen design documents), `triggers` (budgets and reversal triggers,
-evaluated with three-valued logic), `freeze` (the design freeze log: what results existed at each
-freeze, what each amendment moved), `noninferiority` (the regression block evaluated: each row and
-metric's paired change since a baseline, with its verdict against the margin), `history` (the
-first-draft trace history) and `anchoring` (what git proves of the order of design, first draft
-and results).
+Modules: `design` (quotes in frozen design documents), `fences` (the fenced blocks of the design
+documents, found and read as YAML), `design_rules` (the budget and trigger blocks read and
+validated, the prose held to the budgets), `triggers` (budgets and reversal triggers, evaluated
+with three-valued logic), `regression_block` (the design's regression block read and validated),
+`freeze` (the design freeze log: what results existed at each freeze, what each amendment moved),
+`noninferiority` (the regression block evaluated: each row and metric's paired change since a
+baseline, with its verdict against the margin), `history` (the first-draft trace history) and
+`anchoring` (what git proves of the order of design, first draft and results).
 """

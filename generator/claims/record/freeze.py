@@ -5,7 +5,7 @@ A verdict is only worth something if its rule was fixed before the results were 
 `readout freeze` appends an entry holding:
 
 - `documents`: the sha256 of every design document, and `rules`: every budget and every decision
-  record's trigger as parsed (generator.claims.record.triggers);
+  record's trigger as parsed (generator.claims.record.design_rules);
 - `results`: each results file in `outputs/` with its sha256 and `finished_at`, or `none yet`;
 - `changes`: per changed document, its sha256 before and after and a unified diff, and `amended`:
   per decision, what moved (`added`, `trigger`, `outcome`, `budget`, `removed`);
@@ -39,8 +39,10 @@ from typing import Any, Sequence
 
 from generator.claims.record.design import design_files
 from generator.text.characters import describe, hidden_character
-from generator.claims.record.triggers import (HOW_TO_ADD_REGRESSION, REGRESSION_INFO, DesignRules, RegressionBlock,
-                                             budget_read_by, effect_budget, read_design_rules, read_regression_block)
+from generator.claims.record.design_rules import read_design_rules
+from generator.claims.record.regression_block import (HOW_TO_ADD_REGRESSION, REGRESSION_INFO, RegressionBlock,
+                                                      read_regression_block)
+from generator.claims.record.triggers import DesignRules, budget_read_by, effect_budget
 from generator.storage.errors import InputError
 from generator.storage.fileio import (atomic_write_json, display_path, reading, remove_stale_temporaries, sha256_file,
                               utf8_text)
