@@ -21,7 +21,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from generator.claims.record.freeze import frozen_regression
+from generator.claims.record.frozen_rules import frozen_regression
 from generator.claims.tracing.measured import changes_since_baseline
 from generator.storage.errors import InputError
 from generator.storage.fileio import display_path

@@ -5,7 +5,10 @@ documents, found and read as YAML), `design_rules` (the budget and trigger block
 validated, the prose held to the budgets), `triggers` (budgets and reversal triggers, evaluated
 with three-valued logic), `regression_block` (the design's regression block read and validated),
 `freeze` (the design freeze log: what results existed at each freeze, what each amendment moved),
-`noninferiority` (the regression block evaluated: each row and metric's paired change since a
-baseline, with its verdict against the margin), `history` (the first-draft trace history) and
-`anchoring` (what git proves of the order of design, first draft and results).
+`freeze_check` (what check holds the freeze to: the design against it, the log against itself),
+`frozen_rules` (what the freeze says of one rule: when a decision's rule or the regression block
+was set or moved, before or after the results), `noninferiority` (the regression block evaluated:
+each row and metric's paired change since a baseline, with its verdict against the margin),
+`history` (the first-draft trace history) and `anchoring` (what git proves of the order of design,
+first draft and results).
 """

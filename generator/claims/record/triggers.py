@@ -111,7 +111,7 @@ class DecisionRow:
     state: str
     read: dict[str, dict[str, Any]] = field(default_factory=dict)   # name -> {path, value, measured, reason}
     reason: str | None = None    # why it cannot be decided
-    # What the design freeze says of the rule (generator.claims.record.freeze.RuleChange, oldest first) and
+    # What the design freeze says of the rule (generator.claims.record.frozen_rules.RuleChange, oldest first) and
     # what git shows of the entry that last set it (generator.claims.record.anchoring.Anchor).
     changes: list[Any] = field(default_factory=list)
     anchor: Any = None

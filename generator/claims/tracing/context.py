@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from generator.claims.record.design import DesignLibrary
-from generator.claims.record.freeze import frozen_regression, rule_changes
 from generator.claims.record.design_rules import read_design_rules
+from generator.claims.record.frozen_rules import frozen_regression, rule_changes
 from generator.claims.record.triggers import DecisionRow, DesignRules, evaluate_trigger
 from generator.claims.tracing.identifiers import KnownIdentifiers
 from generator.claims.tracing.measured import ResultsFiles, changes_since_baseline
