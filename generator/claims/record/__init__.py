@@ -9,6 +9,7 @@ with three-valued logic), `regression_block` (the design's regression block read
 `frozen_rules` (what the freeze says of one rule: when a decision's rule or the regression block
 was set or moved, before or after the results), `noninferiority` (the regression block evaluated:
 each row and metric's paired change since a baseline, with its verdict against the margin),
-`history` (the first-draft trace history) and `anchoring` (what git proves of the order of design,
-first draft and results).
+`history` (the first-draft trace history), `git_questions` (each git question asked once per
+check, and git that cannot answer told from no history) and `anchoring` (what git proves of the
+order of design, first draft and results).
 """
