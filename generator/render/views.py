@@ -12,7 +12,7 @@ from generator.core.options import SHAPE_COST
 from generator.storage.errors import InputError
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.text.wording import data_text_problem
-from generator.claims.record.design import reduce_markdown
+from generator.claims.record.quotable_units import reduce_markdown
 from generator.render.sources import design_quote, measured_sentence, short_value
 from generator.render.doors import Door
 from generator.render.labels import Labels

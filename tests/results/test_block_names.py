@@ -88,7 +88,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.claims.tracing.rules.identity": {"documents", "reranker", "runs"},
         "generator.claims.tracing.rules.statistic": {"ceiling"},
         "generator.text.lexicon": {"reranker"},
-        "generator.claims.record.design": {"table"},
+        "generator.claims.record.quotable_units": {"table"},
         "generator.commands.cli": {"ceiling"},
         "generator.core.options": {"runs"},
         "generator.core.rows": {"reranker"},

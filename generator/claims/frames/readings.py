@@ -33,7 +33,8 @@ from generator.claims.evidence import Evidence
 from generator.core.sample_size import DEFAULT_ALPHA as SIGNIFICANCE_LEVEL, minimum_queries
 from generator.claims.frames import thresholds
 from generator.claims.frames.spec import CHEAPEST, MEAN, QUERY, SHARE, Frame
-from generator.claims.record.design import check_design_source, reduce_markdown
+from generator.claims.record.design import check_design_source
+from generator.claims.record.quotable_units import reduce_markdown
 from generator.results import comparison_name
 from generator.results.paths import MISSING
 from generator.results.model import cheapest_within, within_budget
