@@ -180,7 +180,7 @@ def test_every_kind_states_its_bound():
 
 def _refusing_time(root, names: int) -> float:
     """Seconds to refuse a regression block of `names` rows, the first listed twice."""
-    from generator.claims.record.triggers import read_regression_block
+    from generator.claims.record.regression_block import read_regression_block
 
     listed = [f"row{number}" for number in range(names)] + ["row0"]
     block = "```regression\nrows: [" + ", ".join(listed) + "]\nmetrics: [nDCG@5]\nmargin: 0.01\n```\n"

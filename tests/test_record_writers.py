@@ -17,7 +17,8 @@ from subprocess import PIPE
 import pytest
 import yaml
 
-from generator.claims.record.freeze import log_problems, read_freeze_log
+from generator.claims.record.freeze import read_freeze_log
+from generator.claims.record.freeze_check import log_problems
 from generator.claims.record.history import read_history
 from generator.commands.cli import main
 from generator.storage.locks import LOCK_NAME

@@ -478,7 +478,7 @@ def test_a_margin_outside_the_metric_range_or_in_a_yaml_1_1_spelling_is_refused(
     design = tmp_path / "design"
     design.mkdir()
     (design / "regression.md").write_text(regression_block(margin=margin), encoding="utf-8")
-    from generator.claims.record.triggers import read_regression_block
+    from generator.claims.record.regression_block import read_regression_block
     from generator.storage.errors import InputError
 
     with pytest.raises(InputError) as raised:
@@ -489,7 +489,7 @@ def test_a_margin_outside_the_metric_range_or_in_a_yaml_1_1_spelling_is_refused(
 
 
 def test_a_margin_in_decimal_spellings_is_read_as_written(tmp_path):
-    from generator.claims.record.triggers import read_regression_block
+    from generator.claims.record.regression_block import read_regression_block
 
     for written, value in (("0.01", 0.01), ("1e-2", 0.01), ("+0.25", 0.25), (".5", 0.5)):
         (tmp_path / "regression.md").write_text(regression_block(margin=written), encoding="utf-8")
@@ -533,7 +533,7 @@ def test_a_baseline_on_another_corpus_is_refused_naming_both_hashes(released, mo
 
 def test_other_judgements_and_another_metric_definition_are_refused_naming_what_differs(released, monkeypatch,
                                                                                          capsys):
-    from generator.claims.record.triggers import read_regression_block
+    from generator.claims.record.regression_block import read_regression_block
     from generator.storage.errors import InputError
     from generator.claims.record.noninferiority import changes_since
     from generator.results import read_results

@@ -100,7 +100,8 @@ def test_an_effect_no_test_can_meet_is_refused_by_freeze_and_check(tmp_path, mak
 
 @pytest.mark.parametrize("queries", [1, 2, 5])
 def test_a_trigger_with_an_effect_is_not_decided_on_a_handful_of_queries(tmp_path, make_project, queries):
-    from generator.claims.record.triggers import evaluate_trigger, read_design_rules
+    from generator.claims.record.design_rules import read_design_rules
+    from generator.claims.record.triggers import evaluate_trigger
     from tests.conftest import FIXTURE_QUERIES
 
     root = _project_with_effect(tmp_path / "p", make_project,

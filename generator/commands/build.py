@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from generator.claims.record.triggers import read_design_rules
+from generator.claims.record.design_rules import read_design_rules
 from generator.core.options import RESULTS_FILE, RESULTS_NAME
 from generator.storage.errors import InputError
 from generator.evaluate.currency import input_problems

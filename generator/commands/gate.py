@@ -33,7 +33,7 @@ from typing import IO, Callable
 
 from generator.commands import cli, ledger, reports
 from generator.commands.build import stale_results
-from generator.claims.record.anchoring import git_session, partial_history
+from generator.claims.record.git_questions import git_session, partial_history
 from generator.storage.errors import InputError, clip
 from generator.project import load_project
 

@@ -7,7 +7,7 @@ query by query instead and asks whether the interval of the change rules the los
 (generator.claims.record.noninferiority):
 
 1. What is compared, the margin and what an inconclusive change does come from the design's
-   `regression` block as the freeze holds it (generator.claims.record.freeze.frozen_regression):
+   `regression` block as the freeze holds it (generator.claims.record.frozen_rules.frozen_regression):
    a block changed and not frozen is refused, and one set or moved after results existed makes
    the verdict **post hoc**, said on its own line. They move only with a freeze, never in a CI
    file edited on the day a gate fails.
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.claims.record.freeze import FrozenRegression, frozen_regression
+from generator.claims.record.frozen_rules import FrozenRegression, frozen_regression
 from generator.commands.regression_baseline import (Baseline, FirstRelease, _derived, _refuse_the_same_commit,
                                                      resolve_baseline)
 from generator.storage.errors import InputError, clip

@@ -17,14 +17,10 @@ receives every value through its door; the verdict words are data, computed, nev
 
 from __future__ import annotations
 
-import dataclasses
-from pathlib import Path
 from typing import Any
 
-from generator.claims.record.freeze import frozen_regression
+from generator.claims.record.frozen_rules import frozen_regression
 from generator.claims.tracing.measured import changes_since_baseline
-from generator.storage.errors import InputError
-from generator.storage.paths import display_path
 from generator.claims.record.noninferiority import deciding_decimals
 from generator.project import Project
 from generator.project.outputs import OutputSpec

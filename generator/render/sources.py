@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any
 
-from generator.claims.record.design import reduce_markdown
+from generator.claims.record.quotable_units import reduce_markdown
 from generator.claims.evidence import Evidence
 from generator.results import PathSyntaxError, Step, parse_path
 from generator.results.schema import (BY_NAME, CANDIDATE_DEPTH, COMPARISONS, DIAGNOSIS, FORMER_NAMES, MANIFEST, P95_RERANK,

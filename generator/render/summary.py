@@ -16,7 +16,8 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from generator.claims.record.triggers import evaluate_trigger, read_design_rules
+from generator.claims.record.design_rules import read_design_rules
+from generator.claims.record.triggers import evaluate_trigger
 from generator.core.options import RESULTS_FILE
 from generator.storage.errors import InputError
 from generator.storage.fileio import atomic_write_text

@@ -10,7 +10,7 @@ from typing import Any, Iterable
 
 from generator.claims.tracing.report import CheckReport, ClaimResult
 from generator.project.outputs import OutputSpec
-from generator.claims.record.design import reduce_markdown
+from generator.claims.record.quotable_units import reduce_markdown
 from generator.render.sources import design_quote, measured_sentence, short_value
 from generator.render.doors import Door
 from generator.render.labels import Labels

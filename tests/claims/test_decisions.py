@@ -8,7 +8,7 @@ import re
 import pytest
 
 from generator.claims.tracing.checker import check_project
-from generator.claims.record.triggers import read_design_rules
+from generator.claims.record.design_rules import read_design_rules
 from generator.commands.cli import main
 from generator.storage.errors import InputError
 from generator.project import load_project

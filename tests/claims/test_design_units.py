@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.claims.record.design import (DesignDocument, DesignLibrary, check_design_source, design_files,
-                                     sentence_spans)
+from generator.claims.record.design import DesignDocument, DesignLibrary, check_design_source, design_files
+from generator.claims.record.quotable_units import sentence_spans
 from generator.claims.language.ledger import DesignSource
 from generator.storage.errors import InputError
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.claims.record import anchoring
-from generator.claims.record.anchoring import ask_git_ahead, git_session, project_anchoring
+from generator.claims.record import git_questions
+from generator.claims.record.anchoring import ask_git_ahead, project_anchoring
 from generator.claims.record.freeze import read_freeze_log
+from generator.claims.record.git_questions import git_session
 from generator.claims.record.history import read_history
 from generator.project import load_project
 from tests.conftest import run_git
@@ -43,11 +44,11 @@ def test_asking_ahead_changes_no_answer_and_leaves_only_the_ancestry_questions(r
     with git_session():
         log = read_freeze_log(project)
         ask_git_ahead(project, log)
-        asked_ahead = set(anchoring._session)
+        asked_ahead = set(git_questions._session)
         history = read_history(project)
         ahead = (project_anchoring(project, log, history.entries[0]["ledger_sha256"] if history.entries else None),
                  history.problems)
-        asked_later = [key[1] for key in anchoring._session if key not in asked_ahead]
+        asked_later = [key[1] for key in git_questions._session if key not in asked_ahead]
     assert ahead == one_by_one
     assert set(asked_later) <= {"merge-base"}, asked_later
 
@@ -56,4 +57,4 @@ def test_outside_a_work_tree_nothing_is_asked_ahead(tmp_path, make_project):
     project = load_project(make_project(tmp_path / "p"))
     with git_session():
         ask_git_ahead(project, read_freeze_log(project))
-        assert [key for key in anchoring._session if key[1] != "rev-parse"] == []
+        assert [key for key in git_questions._session if key[1] != "rev-parse"] == []

@@ -180,23 +180,23 @@ def test_without_a_home_directory_there_are_no_memos_and_no_error(monkeypatch):
 
 @pytest.mark.parametrize("document", sorted(path.name for path in (L03.parent.parent / "design").glob("*.md")))
 def test_a_remembered_design_layout_is_the_parsed_one(document, tmp_path, monkeypatch):
-    from generator.claims.record import design, triggers
+    from generator.claims.record import fences, quotable_units
 
     source = (L03.parent.parent / "design" / document).read_text(encoding="utf-8")
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path))
     monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
     parsed = []
     for _ in range(2):   # the first parses and remembers, the second reads the memo back
-        design._layout_of.cache_clear()
-        triggers._fences.cache_clear()
-        parsed.append((design._layout_of(source), triggers._fences(source)))
+        quotable_units._layout_of.cache_clear()
+        fences._fences.cache_clear()
+        parsed.append((quotable_units._layout_of(source), fences._fences(source)))
     assert _entries(tmp_path)
     monkeypatch.setenv("READOUT_NO_MEMO", "1")
-    design._layout_of.cache_clear()
-    triggers._fences.cache_clear()
-    assert parsed[0] == parsed[1] == (design._layout_of(source), triggers._fences(source))
-    design._layout_of.cache_clear()
-    triggers._fences.cache_clear()
+    quotable_units._layout_of.cache_clear()
+    fences._fences.cache_clear()
+    assert parsed[0] == parsed[1] == (quotable_units._layout_of(source), fences._fences(source))
+    quotable_units._layout_of.cache_clear()
+    fences._fences.cache_clear()
 
 
 @pytest.mark.parametrize("planted", ["fifo", "directory", "huge key"])
@@ -295,12 +295,12 @@ def test_a_book_past_its_limit_keeps_what_the_last_check_used(tmp_path, monkeypa
 @pytest.mark.parametrize("text", ["plain words", "a **bold** claim with `code` and [a link](#x)",
                                   "![an image](pic.png) and <b>html</b> & more", "line\nbreak\\\nhard"])
 def test_a_remembered_rendering_is_the_parsed_one(text, tmp_path, monkeypatch):
-    from generator.claims.record import design
+    from generator.claims.record import quotable_units
     from generator.claims.language import visible
 
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("READOUT_NO_MEMO", "1")
     visible._render_cached.cache_clear()
-    fresh = (visible._parsed(text), design._reduced(text))
-    assert (visible._render_cached(text), design.reduce_markdown(text)) == fresh
+    fresh = (visible._parsed(text), quotable_units._reduced(text))
+    assert (visible._render_cached(text), quotable_units.reduce_markdown(text)) == fresh
     visible._render_cached.cache_clear()

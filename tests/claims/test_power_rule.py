@@ -97,7 +97,8 @@ def test_a_change_told_apart_from_zero_is_decided_whatever_the_power(tmp_path):
         stats = data["comparisons"]["hybrid_vs_dense"]["metrics"]["nDCG@5"]
         stats["p_value"] = 0.001
     # Only the p-value matters here: the unsealed edit is read by the trigger as it is.
-    from generator.claims.record.triggers import evaluate_trigger, read_design_rules
+    from generator.claims.record.design_rules import read_design_rules
+    from generator.claims.record.triggers import evaluate_trigger
 
     edit_results(root, clear_loss, reseal=True)
     rules = read_design_rules(root / "design")
@@ -125,7 +126,7 @@ def test_moving_the_effect_after_the_results_is_post_hoc(tmp_path):
     ("effect: {comparison: hybrid_vs_dense, metric: nDCG@5, minimum: 0.1, sides: 1}", "effect.sides", "unknown key"),
 ])
 def test_a_malformed_effect_is_one_line_naming_the_file_line_and_field(tmp_path, effect, field, message):
-    from generator.claims.record.triggers import read_design_rules
+    from generator.claims.record.design_rules import read_design_rules
 
     root = tmp_path / "p"
     (root / "design").mkdir(parents=True)

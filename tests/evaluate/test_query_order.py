@@ -72,7 +72,8 @@ def test_a_cost_missing_a_query_is_named_with_the_fix(written, tmp_path):
 
 
 def test_the_scaffold_decision_reads_the_p95_a_by_shape_cost_fills(written, tmp_path):
-    from generator.claims.record.triggers import evaluate_trigger, read_design_rules
+    from generator.claims.record.design_rules import read_design_rules
+    from generator.claims.record.triggers import evaluate_trigger
     from generator.commands.scaffold import init_project
 
     init_project(tmp_path / "review")

@@ -82,6 +82,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
     "baseline (`queries`), and the gate's JSON `status`": {
         "generator.core.power": {"power", "queries"},
         "generator.claims.record.triggers": {"power", "queries"},
+        "generator.claims.record.design_rules": {"power"},
         "generator.claims.tracing.report": {"power", "queries"},
         "generator.render.views": {"power", "queries"},
         "generator.claims.record.noninferiority": {"queries"},
@@ -93,7 +94,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.claims.tracing.rules.identity": {"documents", "reranker", "runs"},
         "generator.claims.tracing.rules.statistic": {"ceiling"},
         "generator.text.lexicon": {"reranker"},
-        "generator.claims.record.design": {"table"},
+        "generator.claims.record.quotable_units": {"table"},
         "generator.commands.cli": {"ceiling"},
         "generator.core.options": {"runs"},
         "generator.core.rows": {"reranker"},

@@ -40,7 +40,8 @@ from generator.claims.frames.figures import Figure, Reading, _count, _measured
 from generator.claims.frames.paired_readings import PairedReadings
 from generator.claims.frames.row_readings import RowReadings
 from generator.claims.frames.spec import Frame
-from generator.claims.record.design import check_design_source, reduce_markdown
+from generator.claims.record.design import check_design_source
+from generator.claims.record.quotable_units import reduce_markdown
 from generator.results.schema import QUERIES
 
 # The fewest queries an interval, a test, a share or a decision is read from: below it the exact

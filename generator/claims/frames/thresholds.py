@@ -85,7 +85,7 @@ def _as_number(value: Any) -> float | None:
 def resolve(reference: str, rules: Any, frozen_regression: Any, log: Any) -> tuple[Threshold | None, str | None]:
     """The threshold `reference` names, or why there is none. `rules` are the design's budgets,
     triggers and regression block (DesignRules), `frozen_regression` that block as the freeze holds
-    it (generator.claims.record.freeze.frozen_regression; None when the freeze does not), `log` the
+    it (generator.claims.record.frozen_rules.frozen_regression; None when the freeze does not), `log` the
     design freeze (or None)."""
     text = reference.strip()
     if text == REGRESSION or text == f"{REGRESSION}.{MARGIN}":

@@ -5,7 +5,7 @@ A verdict is only worth something if its rule was fixed before the results were 
 `readout freeze` appends an entry holding:
 
 - `documents`: the sha256 of every design document, and `rules`: every budget and every decision
-  record's trigger as parsed (generator.claims.record.triggers);
+  record's trigger as parsed (generator.claims.record.design_rules);
 - `results`: each results file in `outputs/` with its sha256 and `finished_at`, or `none yet`;
 - `changes`: per changed document, its sha256 before and after and a unified diff, and `amended`:
   per decision, what moved (`added`, `trigger`, `outcome`, `budget`, `removed`);
@@ -39,8 +39,9 @@ from typing import Any, Sequence
 
 from generator.claims.record.design import design_files
 from generator.text.characters import describe, hidden_character
-from generator.claims.record.triggers import (HOW_TO_ADD_REGRESSION, REGRESSION_INFO, DesignRules, RegressionBlock,
-                                             budget_read_by, effect_budget, read_design_rules, read_regression_block)
+from generator.claims.record.design_rules import read_design_rules
+from generator.claims.record.regression_block import REGRESSION_INFO
+from generator.claims.record.triggers import DesignRules, budget_read_by, effect_budget
 from generator.storage.errors import InputError
 from generator.storage.bounded_reads import utf8_text
 from generator.storage.fileio import atomic_write_json, remove_stale_temporaries, sha256_file
@@ -291,6 +292,14 @@ def existing_results(project: Project) -> dict[str, dict[str, Any]] | str:
     return found or NONE_YET
 
 
+def _manifest_of(path: Path) -> dict[str, Any]:
+    """A results file's manifest, or {} when it cannot be read as one."""
+    try:
+        return read_results(path).model.manifest
+    except (InputError, OSError):
+        return {}
+
+
 def _diff(name: str, old: str | None, new: str | None) -> str:
     import difflib   # only when a close match or a diff is shown
 
@@ -406,253 +415,3 @@ def _check_amendment(project: Project, results: Any, reason: str | None, post_ho
     if extra:
         raise InputError(f"--post-hoc {extra[0]}: this freeze does not move that decision's rule", path=shown,
                          field="post_hoc")
-
-
-def freeze_problems(project: Project, log: FreezeLog | None = None) -> tuple[list[str], dict[str, str]]:
-    """(problems, current hashes); a problem names the file first."""
-    current = current_hashes(project)
-    log = log if log is not None else read_freeze_log(project)
-    renew = "renew the freeze with `readout freeze` if the change is deliberate"
-    shown_freeze = display_path(project.freeze_path)
-    if log is None:
-        return [f"{display_path(project.design_dir)}/: design documents are not frozen "
-                f"({shown_freeze} is missing); run `readout freeze` once the design is committed"], current
-    problems = []
-    if log.version != FREEZE_VERSION:
-        problems.append(f"{shown_freeze}: a version {log.version} freeze does not record what results existed when "
-                        "it was made; renew it with `readout freeze --reason ...` (the readout then shows "
-                        "every decision frozen after results as post hoc)")
-    frozen = log.documents
-    for name in sorted(set(frozen) | set(current)):
-        shown = display_path(project.design_dir / name)
-        if name not in current:
-            problems.append(f"{shown}: removed after the freeze; {renew}")
-        elif name not in frozen:
-            problems.append(f"{shown}: added after the freeze; {renew}")
-        elif frozen[name] != current[name]:
-            problems.append(f"{shown}: changed since the freeze (sha256 {frozen[name][:12]} frozen, "
-                            f"{current[name][:12]} now); {renew}")
-    if log.version == FREEZE_VERSION:
-        problems.extend(log_problems(project, log, design_matches=frozen == current))
-    return problems, current
-
-
-def log_problems(project: Project, log: FreezeLog, *, design_matches: bool) -> list[str]:
-    """Every way the log fails to prove itself: the chain, the kept texts, what each entry says moved,
-    the acknowledgements, and (when the design is unchanged) the last entry's rules against today's."""
-    shown = display_path(project.freeze_path)
-    problems = []
-    previous: FreezeEntry | None = None
-    for entry in log.entries:
-        where = f"{shown}: freeze {entry.number}"
-        expected = previous.sha256 if previous else GENESIS
-        if entry.data["previous_sha256"] != expected:
-            problems.append(f"{where}: the chain breaks here (previous_sha256 should be {expected[:12]}): an entry "
-                            "was edited, removed or inserted")
-        recomputed = amendments(previous.data if previous else None, entry.rules, entry.documents)
-        if entry.amended != recomputed:
-            problems.append(f"{where}: amended says {_moved_text(entry.amended)} but the rules moved "
-                            f"{_moved_text(recomputed)}")
-        need_ack = post_hoc_decisions(entry.results_existed, recomputed)
-        unacknowledged = [decision for decision in need_ack if decision not in entry.post_hoc]
-        if unacknowledged:
-            problems.append(f"{where}: {', '.join(unacknowledged)} became post hoc (its rule moved after results "
-                            "existed) without being acknowledged; renew the freeze with --post-hoc and a reason")
-        if entry.results_existed and (entry.amended or entry.data["changes"]) and not entry.reason:
-            problems.append(f"{where}: an amendment after results without a reason")
-        if not entry.results_existed:
-            problems.extend(f"{where} says no results existed, but {started}" for started in
-                            _results_started_before(project, entry.frozen_at))
-            seen = next((earlier for earlier in log.entries[:entry.number - 1] if earlier.results_existed), None)
-            if seen is not None:
-                problems.append(f"{where} says no results existed, but freeze {seen.number} had seen results: "
-                                "results deleted before a freeze were still seen")
-        previous = entry
-    last = log.entries[-1]
-    kept = {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in log.texts.items()}
-    if kept != last.documents:
-        problems.append(f"{shown}: the kept texts are not the documents of freeze {last.number}")
-    if design_matches and not problems:
-        today = rules_snapshot(read_design_rules(project.design_dir))
-        if REGRESSION_INFO not in last.rules:
-            today.pop(REGRESSION_INFO)   # frozen before the regression block was kept: said nothing of it
-        if today != last.rules:
-            problems.append(f"{shown}: freeze {last.number} records rules the design documents do not hold "
-                            "(the log was edited)")
-    return problems
-
-
-def _results_started_before(project: Project, frozen_at: str) -> list[str]:
-    """The results files whose run started before `frozen_at`: they existed, or were being made,
-    when a freeze of that time says none did (both clocks are recorded, so this catches an edit of
-    one, not a forger who edits both)."""
-    moment = _moment(frozen_at)
-    results = existing_results(project)
-    found = []
-    for name in (results if isinstance(results, dict) and moment else ()):
-        started = _started_at(project.outputs_dir / name)
-        if started is not None and started < moment:
-            found.append(f"outputs/{name} was started at {started.isoformat().replace('+00:00', 'Z')}, before the "
-                         "freeze: freeze again with --reason, acknowledging what is post hoc")
-    return found
-
-
-def _moment(text: Any) -> datetime | None:
-    try:
-        moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-
-
-def _manifest_of(path: Path) -> dict[str, Any]:
-    """A results file's manifest, or {} when it cannot be read as one."""
-    try:
-        return read_results(path).model.manifest
-    except (InputError, OSError):
-        return {}
-
-
-def _started_at(path: Path) -> datetime | None:
-    return _moment(_manifest_of(path).get("started_at"))
-
-
-def _moved_text(amended: dict[str, list[str]]) -> str:
-    return "; ".join(f"{decision} {', '.join(parts)}" for decision, parts in sorted(amended.items())) or "nothing"
-
-
-@dataclass(frozen=True)
-class RuleChange:
-    """One freeze entry that set or moved a decision's rule: the rule before and after it, and the
-    budgets it reads on each side."""
-
-    entry: FreezeEntry
-    parts: list[str]
-    old: dict[str, Any] | None
-    new: dict[str, Any] | None
-    old_budgets: dict[str, float]
-    new_budgets: dict[str, float]
-
-    @property
-    def post_hoc(self) -> bool:
-        return self.entry.results_existed and self.parts != [REMOVED]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"freeze": self.entry.number, "frozen_at": self.entry.frozen_at, "moved": self.parts,
-                "results_existed": self.entry.results_existed, "reason": self.entry.reason,
-                "acknowledged": self.decision_acknowledged, "old": self.old, "new": self.new,
-                "old_budgets": self.old_budgets, "new_budgets": self.new_budgets}
-
-    @property
-    def decision_acknowledged(self) -> bool:
-        decision = (self.new or self.old or {}).get("decision")
-        return decision in self.entry.post_hoc
-
-
-def rule_changes(log: FreezeLog | None, decision: str) -> list[RuleChange]:
-    """Every entry of the log that set or moved `decision`'s rule, oldest first."""
-    if log is None or log.version != FREEZE_VERSION:
-        return []
-    changes = []
-    previous: dict[str, Any] = {"budgets": {}, "triggers": {}}
-    for entry in log.entries:
-        parts = entry.amended.get(decision)
-        if parts:
-            old = previous["triggers"].get(decision)
-            new = entry.rules["triggers"].get(decision)
-            read = _budgets_read(old or {}) | _budgets_read(new or {})
-            changes.append(RuleChange(entry, list(parts), _with_id(old, decision), _with_id(new, decision),
-                                      {name: previous["budgets"][name] for name in sorted(read)
-                                       if name in previous["budgets"]},
-                                      {name: entry.rules["budgets"][name] for name in sorted(read)
-                                       if name in entry.rules["budgets"]}))
-        previous = entry.rules
-    return changes
-
-
-def _with_id(rule: dict[str, Any] | None, decision: str) -> dict[str, Any] | None:
-    return {**rule, "decision": decision} if rule is not None else None
-
-
-# --------------------------------------------------------------------------- the regression block, as frozen
-
-
-@dataclass(frozen=True)
-class FrozenRegression:
-    """The design's regression block as the freeze holds it, and whether it was fixed before the
-    results: `post_hoc` when the entry that last set or moved it was made once results existed."""
-
-    block: RegressionBlock
-    entry: FreezeEntry          # the freeze that last set or moved the block
-    moved: list[str]            # what that freeze moved
-    recorded: bool              # False: that freeze predates the snapshot, and only its document's hash moved
-
-    @property
-    def post_hoc(self) -> bool:
-        return self.entry.results_existed
-
-    @property
-    def acknowledged(self) -> bool:
-        return REGRESSION_INFO in self.entry.post_hoc
-
-    def sentence(self) -> str:
-        """When the block was last set or moved, and whether results existed then."""
-        entry = self.entry
-        if not self.recorded:
-            what = f"changed {self.block.document}, which holds the regression block"
-        elif self.post_hoc:
-            what = f"set or moved the regression block ({', '.join(self.moved)})"
-        else:
-            what = "set the regression block"
-        when = "after results existed" if self.post_hoc else "before any results"
-        legacy = "" if self.recorded else " (a freeze made before the block itself was kept)"
-        reason = f"; reason: {entry.reason}" if entry.reason and self.post_hoc else ""
-        return f"freeze {entry.number} ({entry.frozen_at}) {what} {when}{legacy}{reason}"
-
-    def describe(self) -> str:
-        """One sentence: when the margin was fixed, and what that makes the verdict."""
-        return f"{'post hoc' if self.post_hoc else 'pre-registered'}: {self.sentence()}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"post_hoc": self.post_hoc, "freeze": self.entry.number, "frozen_at": self.entry.frozen_at,
-                "moved": list(self.moved), "recorded": self.recorded, "acknowledged": self.acknowledged,
-                "reason": self.entry.reason, "said": self.describe()}
-
-
-def frozen_regression(project: Project, log: FreezeLog | None = None) -> FrozenRegression:
-    """The design's regression block, refused unless the freeze holds it exactly as the design
-    documents say (a margin moved and not frozen would decide a gate), with the freeze that last
-    set or moved it."""
-    block = read_regression_block(project.design_dir)
-    if block is None:
-        raise InputError(f"no regression block in the design: {HOW_TO_ADD_REGRESSION}",
-                         path=display_path(project.design_dir))
-    log = log if log is not None else read_freeze_log(project)
-    shown = display_path(project.freeze_path)
-    if log is None or log.version != FREEZE_VERSION:
-        raise InputError("the design is not frozen (or frozen by a version 1 freeze, which records no results): the "
-                         "regression block decides only as frozen; run `readout freeze`", path=shown)
-    document = project.design_dir / block.name
-    frozen, now = log.documents.get(block.name), sha256_file(document)
-    if frozen != now:
-        raise InputError("the regression block's document "
-                         + (f"changed since the last freeze (sha256 {frozen[:12]} frozen, {now[:12]} now)"
-                            if frozen else "is not in the freeze")
-                         + ": the block decides only as frozen; run `readout freeze` (once results exist, with "
-                           f"--reason and --post-hoc {REGRESSION_INFO})", path=block.document, line=block.line)
-    last = log.entries[-1]
-    if REGRESSION_INFO in last.rules and last.rules[REGRESSION_INFO] != block.snapshot():
-        raise InputError(f"freeze {last.number} records a regression block the design documents do not hold (the "
-                         "log was edited)", path=shown)
-    moved_at, moved, recorded = last, [ADDED], REGRESSION_INFO in last.rules
-    previous: FreezeEntry | None = None
-    for entry in log.entries:
-        if REGRESSION_INFO in entry.rules:
-            parts = regression_moved(previous.data if previous else None, entry.rules, entry.documents)
-        else:
-            before = previous.documents.get(block.name) if previous else None
-            parts = [] if previous is not None and before == entry.documents.get(block.name) else [ADDED]
-        if parts:
-            moved_at, moved, recorded = entry, parts, REGRESSION_INFO in entry.rules
-        previous = entry
-    return FrozenRegression(block, moved_at, moved, recorded)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from generator.claims.record.anchoring import committed_versions
+from generator.claims.record.git_questions import committed_versions
 from generator.storage.memo import default_memo
 from generator.claims.language.repeats import find_repeats
 from generator.storage.errors import InputError

@@ -2,7 +2,7 @@
 
 What a regression gate compares is fixed in the design, so it moves only with a freeze: one
 fenced `regression` block in a design document (design/*.md), read with the design's other
-rules and kept in the freeze's rules snapshot (generator.claims.record.triggers and .freeze)::
+rules and kept in the freeze's rules snapshot (generator.claims.record.regression_block and .freeze)::
 
     ```regression
     rows: [hybrid, hybrid+rerank]     # rows of the results table
@@ -51,8 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from generator.claims.record.triggers import (DEFAULT_INCONCLUSIVE, HOW_TO_ADD_REGRESSION, INCONCLUSIVE_POLICIES,
-                                              RegressionBlock, read_regression_block)
+from generator.claims.record.regression_block import (DEFAULT_INCONCLUSIVE, HOW_TO_ADD_REGRESSION,
+                                                      INCONCLUSIVE_POLICIES, RegressionBlock, read_regression_block)
 from generator.core.options import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_SEED
 from generator.core.sample_size import minimum_queries, too_few_queries
 from generator.core.signflip import plain_float, wins_ties_losses

@@ -24,8 +24,11 @@ from generator.claims.language.ledger_loader import load_ledger
 from generator.claims.language.repeats import find_repeats
 from generator.claims.language.visible import UNFILLED_PLACEHOLDER
 from generator.storage.memo import save_books
-from generator.claims.record.anchoring import ask_git_ahead, git_session, project_anchoring
-from generator.claims.record.freeze import freeze_problems, read_freeze_log, rule_changes
+from generator.claims.record.anchoring import ask_git_ahead, project_anchoring
+from generator.claims.record.freeze import read_freeze_log
+from generator.claims.record.freeze_check import freeze_problems
+from generator.claims.record.frozen_rules import rule_changes
+from generator.claims.record.git_questions import git_session
 from generator.claims.record.history import append_history, first_draft_score, history_entry, read_history
 from generator.claims.record.triggers import DecisionRow
 from generator.claims.tracing.context import CheckContext

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from generator.claims.record.design import DesignLibrary
-from generator.claims.record.freeze import frozen_regression, rule_changes
-from generator.claims.record.triggers import DecisionRow, DesignRules, evaluate_trigger, read_design_rules
+from generator.claims.record.design_rules import read_design_rules
+from generator.claims.record.frozen_rules import frozen_regression, rule_changes
+from generator.claims.record.triggers import DecisionRow, DesignRules, evaluate_trigger
 from generator.claims.tracing.identifiers import KnownIdentifiers
 from generator.claims.tracing.measured import ResultsFiles, changes_since_baseline
 from generator.core.options import SKIP_RERANK_REASON
@@ -89,7 +90,7 @@ class CheckContext:
 
     @property
     def regression_block(self) -> Any:
-        """The design's regression block (generator.claims.record.triggers), or None."""
+        """The design's regression block (generator.claims.record.regression_block), or None."""
         return self.rules.regression
 
     @property

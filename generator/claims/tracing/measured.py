@@ -228,7 +228,7 @@ def read_baseline(project) -> Results:
 
 
 def changes_since_baseline(project, rule) -> tuple[list, Results]:
-    """Each row and metric of the frozen regression block (`rule`, generator.claims.record.freeze.
+    """Each row and metric of the frozen regression block (`rule`, generator.claims.record.frozen_rules.
     frozen_regression) since the committed baseline, both files re-derived; and the current file."""
     block = rule.block
     baseline = read_baseline(project)

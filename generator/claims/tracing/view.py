@@ -32,7 +32,8 @@ from generator.claims.language.formats import place
 from generator.claims.language.ledger import Claim, DecisionSource, DesignSource, MeasuredSource
 from generator.claims.language.visible import (PLACED_CLOSE, PLACED_OPEN, Visible, render_visible,
                                                source_with_values)
-from generator.claims.record.design import check_design_source, reduce_markdown
+from generator.claims.record.design import check_design_source
+from generator.claims.record.quotable_units import reduce_markdown
 from generator.claims.tracing.context import CheckContext
 from generator.claims.tracing.measured import evaluate_predicate, resolve_measured_source
 from generator.claims.tracing.naming import ShownValue, rows_of, shown_value

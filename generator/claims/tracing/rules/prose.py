@@ -16,7 +16,7 @@ import re
 from generator.text.characters import fold
 from generator.claims.language import prose
 from generator.claims.language.visible import PLACED_CLOSE, PLACED_OPEN, UNFILLED_PLACEHOLDER
-from generator.claims.record.design import reduce_markdown
+from generator.claims.record.quotable_units import reduce_markdown
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.rules.identity import aliases_of_files
 from generator.claims.tracing.view import BLANK, ClaimView
