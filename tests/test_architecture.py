@@ -343,3 +343,13 @@ def test_tests_start_python_only_through_run_python():
                     isinstance(node.value, ast.Name) and node.value.id == "subprocess")):
                 found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
     assert found == []
+
+
+MAX_MODULE_LINES = 500
+
+
+def test_no_module_is_over_five_hundred_lines():
+    """A module a reader can hold at once (issue 48): one job each, split by job when it grows."""
+    long = {path.relative_to(PACKAGE).as_posix(): lines for path in sorted(PACKAGE.rglob("*.py"))
+            if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
