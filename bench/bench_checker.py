@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPOSITORY))
 
 from generator.claims.tracing.checker import check_project  # noqa: E402
 from generator.claims.record.freeze import freeze_project  # noqa: E402
-from generator.claims.language.ledger import load_ledger  # noqa: E402
+from generator.claims.language.ledger_loader import load_ledger  # noqa: E402
 from generator.project import load_project  # noqa: E402
 
 ROWS = ("dense", "sparse", "hybrid", "hybrid+rerank")
