@@ -107,7 +107,9 @@ def test_concurrent_imports_keep_every_claim_they_report(tmp_path, make_project)
 # written) and freezes it.
 CHANGE_DOCUMENT = r'''
 document = Path(spec["design"]) / f"process-{spec['process']}.md"
-temporary = document.with_name(document.name + ".part")
+# Written beside design/, not in it: every file under design/ is a design document, so a freeze
+# running at that moment would rightly list the half-written one (and find it gone when it reads).
+temporary = document.parent.parent / (document.name + ".part")
 temporary.write_text(f"# Process {spec['process']}\n\nRevision {index} of this design note.\n", encoding="utf-8")
 os.replace(temporary, document)
 '''
