@@ -284,24 +284,10 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-def test_the_extrapolated_cost_matches_the_full_measurement_within_ten_per_cent(tmp_path, one_thread):
-    from generator.evaluate.cost import open_pricing
-    from generator.evaluate.query_cost import _query_cost
-
+def test_the_extrapolated_cost_is_the_fitted_line_at_the_full_depth(tmp_path, one_thread):
+    """How close the extrapolation comes to timing the whole model is a measurement, made side by
+    side by bench/bench_cost.py (a); a test holds what does not depend on the machine's load."""
     model = str(_write_config(tmp_path / "timed-bert", model_type="bert", max_position_embeddings=512, **TIMED))
-    settings = dict(max_length=256, batch_size=4, repeats=3, cache_dir=tmp_path / "cache", device="cpu",
-                    log=lambda _: None)
-    pricings = {method: open_pricing(model, method=method, **settings) for method in ("full", "extrapolated")}
-    warm = LONG_PAIRS["q0"]
-    timed: dict = {method: {query_id: [] for query_id in LONG_PAIRS} for method in pricings}
-    for _ in range(9):   # the two methods query by query, so a busy spell of the machine hits both alike
-        for query_id, pairs in LONG_PAIRS.items():
-            for method, pricing in pricings.items():
-                entries = pricing._time_query(query_id, pairs, warm)
-                timed[method][query_id].append(_query_cost(query_id, entries, pricing.full_layers).milliseconds)
-    # Another test on the other core only ever adds time: each query's fastest round is its cost.
-    fastest = {method: sum(min(times) for times in by_query.values()) for method, by_query in timed.items()}
-    assert abs(fastest["extrapolated"] / fastest["full"] - 1.0) <= 0.10, timed
     figures = {method: _measure(model, tmp_path, pairs=LONG_PAIRS, max_length=256, batch_size=4, method=method,
                                 repeats=3).as_dict() for method in ("full", "extrapolated")}
     extrapolated = figures["extrapolated"]
