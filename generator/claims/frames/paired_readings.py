@@ -117,12 +117,9 @@ class PairedReadings:
         reading.case = "mean"
         bounds = [0.0]
         if frame.options.get("effect"):
-            found, problem = self.threshold(frame.options["effect"])
+            found = self.required_threshold("effect", lambda found: thresholds.require_metric(found, frame.metric or ""))
             if found is None:
-                return reading.fail(f"effect: {problem}")
-            mismatch = thresholds.require_metric(found, frame.metric or "")
-            if mismatch:
-                return reading.fail(f"effect: {mismatch}")
+                return reading
             self.threshold_figures("effect", found)
             bounds += [found.value, -found.value]
             cleared = (delta > 0 and low > found.value) or (delta < 0 and high < -found.value)
@@ -156,12 +153,9 @@ class PairedReadings:
         frame, reading = self.frame, self.reading
         row, to, metric = frame.row, frame.options["to"], frame.metric or ""
         reading.figures.update(row=Figure("text", row), against=Figure("text", to), metric=Figure("text", metric))
-        found, problem = self.threshold(frame.options["margin"])
+        found = self.required_threshold("margin", lambda found: thresholds.require_metric(found, metric))
         if found is None:
-            return reading.fail(f"margin: {problem}")
-        mismatch = thresholds.require_metric(found, metric)
-        if mismatch:
-            return reading.fail(f"margin: {mismatch}")
+            return reading
         self.threshold_figures("margin", found)
         differences = self._differences(model, row, to, metric)
         if not differences:
@@ -217,12 +211,9 @@ class PairedReadings:
         reading.case = "mde"
         reading.figures["mde"] = Figure("score", mde)
         if frame.options.get("effect"):
-            found, problem = self.threshold(frame.options["effect"])
+            found = self.required_threshold("effect", lambda found: thresholds.require_metric(found, metric))
             if found is None:
-                return reading.fail(f"effect: {problem}")
-            mismatch = thresholds.require_metric(found, metric)
-            if mismatch:
-                return reading.fail(f"effect: {mismatch}")
+                return reading
             self.threshold_figures("effect", found)
             needed = _queries_needed(_number(entry.get("sd_difference")), found.value, alpha, power, self.context)
             if needed is None:

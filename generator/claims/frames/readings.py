@@ -31,7 +31,7 @@ generator.claims.frames.row_readings, and what a reading holds in generator.clai
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from generator.claims.evidence import Evidence
 from generator.core.sample_size import DEFAULT_ALPHA as SIGNIFICANCE_LEVEL, minimum_queries
@@ -99,6 +99,19 @@ class Reader(PairedReadings, RowReadings):
         if found is not None and found.post_hoc:
             self.reading.post_hoc = True
         return found, problem
+
+    def required_threshold(self, option: str, requirement: Callable[[thresholds.Threshold], str | None]):
+        """The threshold the frame's `option` names, when it resolves and meets `requirement` (the
+        frame's metric, or a unit); otherwise None, and the reading fails naming the option."""
+        found, problem = self.threshold(self.frame.options[option])
+        if found is None:
+            self.reading.fail(f"{option}: {problem}")
+            return None
+        mismatch = requirement(found)
+        if mismatch:
+            self.reading.fail(f"{option}: {mismatch}")
+            return None
+        return found
 
     def threshold_figures(self, prefix: str, threshold: thresholds.Threshold, metric: str | None = None) -> None:
         figures, facts = self.reading.figures, self.reading.facts

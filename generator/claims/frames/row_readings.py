@@ -69,12 +69,9 @@ class RowReadings:
 
     def budget(self, model) -> Reading:
         frame, reading = self.frame, self.reading
-        found, problem = self.threshold(frame.options["limit"])
+        found = self.required_threshold("limit", lambda found: thresholds.require_unit(found, "ms"))
         if found is None:
-            return reading.fail(f"limit: {problem}")
-        mismatch = thresholds.require_unit(found, "ms")
-        if mismatch:
-            return reading.fail(f"limit: {mismatch}")
+            return reading
         cost = model.cost(frame.row)
         p95 = _number((cost or {}).get("p95_milliseconds"))
         if cost is None or p95 is None:
@@ -171,12 +168,9 @@ class RowReadings:
         frame, reading = self.frame, self.reading
         if frame.row != CHEAPEST:
             return reading.fail("frontier: only the cheapest fitting configuration is a frame")
-        found, problem = self.threshold(frame.options["limit"])
+        found = self.required_threshold("limit", lambda found: thresholds.require_unit(found, "ms"))
         if found is None:
-            return reading.fail(f"limit: {problem}")
-        mismatch = thresholds.require_unit(found, "ms")
-        if mismatch:
-            return reading.fail(f"limit: {mismatch}")
+            return reading
         block = model.frontier
         if block is None:
             return reading.fail(f"{frame.file} holds no frontier")
