@@ -46,7 +46,7 @@ from generator.render.stamps import (Rendered, manifest_files, stale_outputs, st
                                      unwritten_files)
 from generator.render.theme import load_theme
 from generator.results import RESULTS_NAME, Results, read_results
-from generator.results.seal import only_rederived
+from generator.results.seal import only_rederived, parsed_once
 
 
 def _environment(*search_path: Path) -> Environment:
@@ -281,6 +281,11 @@ def project_results_cited(project: Project, rendered: list[Rendered]) -> set[str
 def render_project(project: Project, *, draft: bool = False, check_only: bool = False,
                    report: CheckReport | None = None) -> RenderOutcome:
     """Check, render in memory, scan for orphans, then write (or compare with `check_only`)."""
+    with parsed_once():   # the check, the pages and the files written read each results file
+        return _render_project(project, draft=draft, check_only=check_only, report=report)
+
+
+def _render_project(project: Project, *, draft: bool, check_only: bool, report: CheckReport | None) -> RenderOutcome:
     # The order in git is the gate's (`readout check`) to verify: a report cannot stamp the commit
     # it will be committed in, and must read the same in a shallow and a full clone.
     report = report or check_project(project, git_history=False)

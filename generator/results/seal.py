@@ -236,11 +236,40 @@ def _deeper_than(data: Any, limit: int) -> bool:
     return False
 
 
+# While a `parsed_once()` block runs: sha256 of bytes -> the values parsed from them.
+_parsed_in_block: dict[str, Any] | None = None
+
+
+@contextmanager
+def parsed_once() -> Iterator[None]:
+    """Within the block, bytes already parsed are not parsed again: every read of the same bytes
+    gets the same values. `render` reads each results file up to four times (the check, the page,
+    its tables, the files it wrote); each read still reads and hashes the file, so a file that
+    changed in between is read anew. The readers in a block only read (a test holds check and
+    render to it: tests/results/test_parsed_once.py); nothing outlives the block."""
+    global _parsed_in_block
+    outer = _parsed_in_block
+    if outer is None:
+        _parsed_in_block = {}
+    try:
+        yield
+    finally:
+        _parsed_in_block = outer
+
+
 def _parsed(raw: bytes) -> Any:
     """`parse_results_json` of a file's bytes. Bytes it has accepted before (remembered by their
     sha256, generator.storage.memo) are parsed by the plain decoder: the same values, without the hooks and
     the walk that made sure of them, which cost more than the parse."""
     digest = hashlib.sha256(raw).hexdigest()
+    if _parsed_in_block is not None:
+        if digest not in _parsed_in_block:
+            _parsed_in_block[digest] = _parse_accepted(raw, digest)
+        return _parsed_in_block[digest]
+    return _parse_accepted(raw, digest)
+
+
+def _parse_accepted(raw: bytes, digest: str) -> Any:
     memo = default_memo()
     if memo.enabled() and memo.load("strict results json", digest) is not None:
         return json.loads(raw.decode("utf-8"))
