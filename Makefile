@@ -10,7 +10,7 @@ BIN = $(VENV)/bin
 # cannot work offline): `make test` installs it when it is missing and make runs as root.
 CHROMIUM ?= $(or $(READOUT_CHROMIUM),/usr/bin/chromium)
 
-.PHONY: demo test test-pythons selftest bench clean-venv chromium
+.PHONY: demo test test-fast test-pythons selftest bench clean-venv chromium
 
 $(BIN)/readout: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ PYTEST_PARALLEL = -n auto --dist loadscope
 test: $(BIN)/readout chromium
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=10
 	.ci/other-pythons
+
+# The fast loop while working: every test that needs no model, no SciFact and no browser (most of
+# the suite, in about half its time); `make test` is what CI runs.
+test-fast: $(BIN)/readout
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not integration and not browser and not model" --durations=5
 
 # Python 3.12 and 3.13, without the evaluation stack (no CPU torch for them here; see the script).
 test-pythons:
