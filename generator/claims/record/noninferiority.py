@@ -39,7 +39,7 @@ corpus, other queries, other judgements or another metric is not a change of the
 fewer would round an endpoint or the change onto the other side of -m or 0 (an interval
 [-0.01004, ...] is never shown as [-0.0100, ...] against a margin of 0.01).
 
-No git here (generator.commands.regression reads a baseline from git; a report reads only files), and
+No git here (generator.commands.regression_baseline reads a baseline from git; a report reads only files), and
 NumPy and SciPy only when an interval is drawn and no signed memo (generator.storage.memo) remembers it,
 so a render that shows the change starts without them once it has been drawn.
 """
