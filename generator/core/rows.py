@@ -44,7 +44,7 @@ DEFAULT_RERANK_ROW = "hybrid+rerank"
 DEFAULT_RERANK_OVER = "hybrid"
 # No dot: a row name is a key of result paths (per_query.<row>.<query>), where a dot separates keys.
 ROW_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+-]{0,39}")
-# Words a sentence names a kind of row by (the aliases of generator.claims.tracing.attribution): a row
+# Words a sentence names a kind of row by (the aliases of generator.claims.tracing.rules.attribution): a row
 # may carry one as its name only if it is of that kind, or a fusion row named "hybrid+rerank"
 # would pass for the reranker in every sentence that says "reranker".
 KIND_WORDS = {"dense": ("dense", "bi-encoder"), "sparse": ("sparse", "bm25", "bm25s"), "fusion": ("hybrid",),

@@ -1,4 +1,4 @@
-"""The right row, the right statistic (generator.claims.tracing.statistic): each rule with a passing case,
+"""The right row, the right statistic (generator.claims.tracing.rules.statistic): each rule with a passing case,
 a failing case and other spellings of the failing case, through the real checker."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A quote must be about the claim (generator.claims.tracing.subjects)."""
+"""A quote must be about the claim (generator.claims.tracing.rules.subjects)."""
 
 from __future__ import annotations
 
