@@ -57,7 +57,7 @@ def _environment(*search_path: Path) -> Environment:
                                      disabled_extensions=("md", "md.j2"),
                                      default_for_string=True, default=True),
         undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
-        bytecode_cache=SignedBytecode(default_memo()))
+        bytecode_cache=SignedBytecode())
 
 
 def load_project_results(project: Project, name: str = RESULTS_NAME) -> Results:

@@ -272,19 +272,7 @@ LONG_PAIRS = {f"q{q}": [(" ".join(WORDS[q:q + 3]), " ".join(WORDS[(q + i + k) % 
                         for i in range(8)] for q in range(2)}
 
 
-@pytest.fixture
-def one_thread():
-    """One torch thread: on a busy two-core machine, two threads wait on each other whenever the
-    other is descheduled, and that noise, not the model, would decide the comparison."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-def test_the_extrapolated_cost_is_the_fitted_line_at_the_full_depth(tmp_path, one_thread):
+def test_the_extrapolated_cost_is_the_fitted_line_at_the_full_depth(tmp_path):
     """How close the extrapolation comes to timing the whole model is a measurement, made side by
     side by bench/bench_cost.py (a); a test holds what does not depend on the machine's load."""
     model = str(_write_config(tmp_path / "timed-bert", model_type="bert", max_position_embeddings=512, **TIMED))
