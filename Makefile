@@ -35,7 +35,7 @@ chromium:
 	fi
 
 # On every core; a module's tests share a worker, so its fixtures (the SciFact evaluation) are built once.
-PYTEST_PARALLEL = -n auto --dist loadscope
+PYTEST_PARALLEL = -n auto --dist loadscope --no-loadscope-reorder
 
 test: $(BIN)/readout chromium
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=10

@@ -735,3 +735,38 @@ def rule_view(text: str, rows=(), **paths: str):
     view.rows = set(rows)
     view.visible = Visible(" ".join(text.split()))
     return view
+
+
+# --- scheduling ------------------------------------------------------------------------------------
+
+# The modules that hold a worker longest (measured with --durations=0 on a clean clone, 2026-12-05:
+# the Ray engine's two clusters, Chromium, the evaluations), handed out first. pytest-xdist's
+# loadscope hands out modules in the order they are queued; the one queued last decides when the
+# suite ends, so a three-minute module queued last kept one worker busy while the other waited.
+# Only the order changes: every test runs, each independent of the others.
+LONGEST_FIRST = (
+    "tests/evaluate/test_distributed_scifact.py",
+    "tests/evaluate/test_distributed.py",
+    "tests/render/test_shell_browser.py",
+    "tests/evaluate/test_evaluation.py",
+    "tests/test_concurrency.py",
+    "tests/test_signals.py",
+    "tests/render/test_browser.py",
+    "tests/test_architecture.py",
+    "tests/test_bounded_reads.py",
+    "tests/test_regression_gate.py",
+    "tests/evaluate/test_cache_integrity.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest modules first, then the others by their number of tests, most first (what
+    pytest-xdist's own reordering does, which `make test` turns off with --no-loadscope-reorder so
+    that this order holds); a module's tests keep their order."""
+    module = {id(item): item.nodeid.split("::", 1)[0] for item in items}
+    tests_in = {}
+    for name in module.values():
+        tests_in[name] = tests_in.get(name, 0) + 1
+    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: (rank.get(module[id(item)], len(rank)), -tests_in[module[id(item)]],
+                                 module[id(item)]))

@@ -272,3 +272,39 @@ def test_a_design_document_holding_a_hidden_character_is_named_as_the_cause(tmp_
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if "claim quoted" in line)
     assert "U+00AD SOFT HYPHEN" in line and "delete it from the document" in line
+
+
+def test_the_hidden_table_is_the_regex_tables_on_every_code_point():
+    import sys
+
+    from generator.text.characters import HiddenCharacters, hidden_ranges, regex_hidden_pattern
+
+    table, tables = HiddenCharacters(hidden_ranges()), regex_hidden_pattern()
+    disagree = [f"U+{point:04X}" for point in range(sys.maxunicode + 1)
+                if table.hides(chr(point)) != bool(tables.match(chr(point)))]
+    assert disagree == []
+
+
+def test_the_hidden_table_finds_and_replaces_what_the_regex_pattern_does():
+    from generator.text.characters import HiddenCharacters, hidden_ranges, regex_hidden_pattern
+
+    table, tables = HiddenCharacters(hidden_ranges()), regex_hidden_pattern()
+    text = "tab\there, line\nend, é and ü, " + "x".join(CHARACTERS) + " \u2028 done"
+    assert [m.span() for m in table.finditer(text)] == [m.span() for m in tables.finditer(text)] != []
+    shown = lambda match: f"[{ord(match.group(0)):X}]"   # noqa: E731
+    assert table.sub(shown, text) == tables.sub(shown, text) != text
+
+
+def test_with_memos_the_gate_reads_the_table_and_without_them_the_regex_tables(monkeypatch, tmp_path):
+    from generator.text import characters
+
+    monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    for memos_off, expected in (("", "HiddenCharacters"), ("1", "Pattern")):
+        monkeypatch.setenv("READOUT_NO_MEMO", memos_off)
+        characters.hidden_pattern.cache_clear()
+        try:
+            assert type(characters.hidden_pattern()).__name__ == expected
+            assert characters.hidden_character("soft\u00adhyphen é") == "\u00ad"
+        finally:
+            characters.hidden_pattern.cache_clear()

@@ -20,10 +20,13 @@ is not ASCII (two scripts that resemble each other but not Latin) is left as it 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
+import sys
 import unicodedata
 from pathlib import Path
+from typing import Any, Callable, Iterator
 
 import re
 
@@ -35,13 +38,65 @@ _LINE_ENDS = "\n\t"
 _ASCII_HIDDEN = re.compile(r"[\x00-\x1f\x7f]")
 
 
+_HIDDEN_CLASS = r"\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\p{Cs}\p{Co}\p{Cn}"
+# Every character but the printable ASCII ones: the only ones the Unicode tables are asked about.
+_OUTSIDE_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]")
+
+
+class HiddenCharacters:
+    """Every character a reader cannot see, as the code point ranges of the `regex` module's
+    Unicode tables: `finditer` and `sub` as a compiled pattern of them would give. Importing
+    `regex` and compiling its Unicode classes costs a gate run more than reading the 746 ranges,
+    so they are drawn from the tables once per version of the package and of `regex` (a signed
+    memo, generator.storage.memo) and the tables are imported only where no memo can be kept."""
+
+    def __init__(self, ranges: list[list[int]]):
+        self._starts = [start for start, _ in ranges]
+        self._ends = [end for _, end in ranges]
+
+    def hides(self, char: str) -> bool:
+        point = ord(char)
+        index = bisect.bisect_right(self._starts, point) - 1
+        return index >= 0 and point <= self._ends[index]
+
+    def finditer(self, text: str) -> Iterator[re.Match]:
+        return (match for match in _OUTSIDE_PRINTABLE_ASCII.finditer(text) if self.hides(match.group(0)))
+
+    def sub(self, replacement: Callable[[re.Match], str], text: str) -> str:
+        return _OUTSIDE_PRINTABLE_ASCII.sub(
+            lambda match: replacement(match) if self.hides(match.group(0)) else match.group(0), text)
+
+
 @functools.lru_cache(maxsize=1)
-def hidden_pattern():
-    """Every character a reader cannot see (or that is not a character at all), from the `regex`
-    module's Unicode tables (imported only for a text outside ASCII)."""
+def hidden_pattern() -> HiddenCharacters | Any:
+    """Every character a reader cannot see (or that is not a character at all): `finditer` and `sub`.
+    Without memos (READOUT_NO_MEMO) the `regex` pattern itself: drawing the ranges costs more."""
+    memo = default_memo()
+    if not memo.enabled():
+        return regex_hidden_pattern()
+    return HiddenCharacters(memo.remembered("hidden characters", _HIDDEN_CLASS, hidden_ranges))
+
+
+def regex_hidden_pattern():
     import regex
 
-    return regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\p{Cs}\p{Co}\p{Cn}]")
+    return regex.compile(f"[{_HIDDEN_CLASS}]")
+
+
+def hidden_ranges() -> list[list[int]]:
+    """[[first, last], ...]: the code points of _HIDDEN_CLASS in the `regex` module's tables, in order."""
+    import regex
+
+    # Matching the visible runs takes a few hundred matches where the hidden points are 941,741.
+    visible = regex.compile(f"[^{_HIDDEN_CLASS}]+")
+    ranges, after_last_visible = [], 0
+    for match in visible.finditer("".join(map(chr, range(sys.maxunicode + 1)))):
+        if match.start() > after_last_visible:
+            ranges.append([after_last_visible, match.start() - 1])
+        after_last_visible = match.end()
+    if after_last_visible <= sys.maxunicode:
+        ranges.append([after_last_visible, sys.maxunicode])
+    return ranges
 
 
 def _hidden(text: str):

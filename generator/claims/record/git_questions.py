@@ -3,7 +3,9 @@ a check knows them ahead), and git that cannot answer told apart from a project 
 
 Only `git rev-parse`, `git log`, `git cat-file` (each committed version of a file, read in one
 batch) and `git merge-base` are run, with a timeout, with replacement objects ignored. Within one
-check (`git_session`) the same question is asked of git once.
+check (`git_session`) the same question is asked of git once; the questions a check knows ahead
+are asked in a thread while it reads the ledger (`in_background`), and whether one commit precedes
+another is read from the parents of the history already listed where that listing holds both.
 
 "No git history" means only that: the project lies in no git work tree. Git that cannot be read
 where there is one is an input error naming the fix (`check` and the gate exit 2), never "no
@@ -19,8 +21,9 @@ import contextlib
 import os
 import re
 import subprocess
+import threading
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from generator.storage.errors import InputError, clip
 from generator.storage.paths import display_path
@@ -31,6 +34,8 @@ GIT_TIMEOUT_SECONDS = 10
 
 _session: dict[tuple[str, ...], bytes | None] | None = None
 _history_read = True
+_background: list[threading.Thread] = []
+_parents_read: dict[tuple[str, ...], dict[str, list[str]]] = {}
 
 
 class GitUnreadable(InputError):
@@ -103,13 +108,41 @@ def git_session(*, history: bool = True) -> Iterator[None]:
     question several times (the freeze log's versions, the first draft's), and the repository
     does not change under it. With `history=False` git is not asked at all: what is rendered
     must not depend on the clone it is rendered in."""
-    global _session, _history_read
+    global _session, _history_read, _background, _parents_read
     outer, _session = _session, {}
     outer_read, _history_read = _history_read, history
+    outer_background, _background = _background, []
+    outer_parents, _parents_read = _parents_read, {}
     try:
         yield
     finally:
-        _session, _history_read = outer, outer_read
+        for thread in _background:   # no question outlives its session, whatever ended it
+            thread.join()
+        _session, _history_read, _background, _parents_read = outer, outer_read, outer_background, outer_parents
+
+
+def in_background(ask: Callable[[], None]) -> Callable[[], None]:
+    """Within a `git_session`, start `ask` (questions for git, answered into the session) in a
+    thread, and return `wait`: it waits for them and raises what `ask` raised. A check starts its
+    questions as soon as it knows them and waits where it used to ask, so git answers while the
+    check reads the ledger and the results, and a refusal still comes where it came before."""
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            ask()
+        except BaseException as error:   # raised again by wait(), in the check's own thread
+            raised.append(error)
+
+    thread = threading.Thread(target=run, name="git questions", daemon=True)
+    thread.start()
+    _background.append(thread)
+
+    def wait() -> None:
+        thread.join()
+        if raised:
+            raise raised[0]
+    return wait
 
 
 def _key(args: list[str], cwd: Path, stdin: bytes | None) -> tuple[str, ...]:
@@ -286,8 +319,46 @@ def first_commit_adding(path: Path) -> str | None:
 
 
 def strictly_before(earlier: str, later: str, cwd: Path) -> bool:
-    """Whether commit `earlier` is an ancestor of `later` and not the same commit."""
-    return earlier != later and _git(["merge-base", "--is-ancestor", earlier, later], cwd) is not None
+    """Whether commit `earlier` is an ancestor of `later` and not the same commit: read from the
+    parents of the history this session has listed where it holds the answer, else asked of git."""
+    if earlier == later:
+        return False
+    listed = _listed_ancestry(earlier, later)
+    if listed is not None:
+        return listed
+    return _git(["merge-base", "--is-ancestor", earlier, later], cwd) is not None
+
+
+def _listed_ancestry(earlier: str, later: str) -> bool | None:
+    """Whether `earlier` is an ancestor of `later` in a history this session has listed with its
+    parents (`_HOLDING_QUESTION`), or None where no listing holds both commits. Git walks the same
+    parents (a commit's parents are part of its id; a shallow clone's oldest commits show none, to
+    git as to the listing), so the answer is the one `git merge-base --is-ancestor` gives."""
+    for key, listing in (_session or {}).items():
+        if listing is None or list(key[1:-1]) != _HOLDING_QUESTION:
+            continue
+        parents = _parents(key)
+        if later not in parents or earlier not in parents:
+            continue
+        seen, waiting = {later}, [later]
+        while waiting:
+            for parent in parents.get(waiting.pop(), ()):
+                if parent == earlier:
+                    return True
+                if parent not in seen:
+                    seen.add(parent)
+                    waiting.append(parent)
+        return False
+    return None
+
+
+def _parents(key: tuple[str, ...]) -> dict[str, list[str]]:
+    """{commit: its parents} of the session's `_HOLDING_QUESTION` listing under `key`, read once."""
+    if key not in _parents_read:
+        listing = (_session or {}).get(key) or b""
+        _parents_read[key] = {fields[1]: fields[2:] for line in listing.decode("utf-8", "surrogateescape").splitlines()
+                              if line.startswith("commit ") and len(fields := line.split()) >= 2}
+    return _parents_read[key]
 
 
 def at_or_before(earlier: str, later: str, cwd: Path) -> bool:
@@ -298,7 +369,7 @@ def _blobs_question(path: Path) -> list[str]:
     return ["log", "--format=", "--raw", "--no-abbrev", "--no-renames", "--", path.name]
 
 
-_HOLDING_QUESTION = ["log", "--reverse", "--topo-order", "--format=commit %H", "--raw", "--no-abbrev", "--no-renames",
+_HOLDING_QUESTION = ["log", "--reverse", "--topo-order", "--format=commit %H %P", "--raw", "--no-abbrev", "--no-renames",
                      "HEAD"]
 
 
@@ -324,7 +395,7 @@ def first_commit_holding(cwd: Path, blobs_by_name: dict[str, set[str]]) -> tuple
     commit = None
     for line in listing.decode("utf-8", "surrogateescape").splitlines():
         if line.startswith("commit "):
-            commit = line[7:].strip()
+            commit = line.split()[1]
         elif line.startswith(":") and commit is not None:
             fields = line.split("\t", 1)[0].split()
             if len(fields) >= 5 and fields[3] in wanted:

@@ -28,7 +28,7 @@ from generator.claims.record.anchoring import ask_git_ahead, project_anchoring
 from generator.claims.record.freeze import read_freeze_log
 from generator.claims.record.freeze_check import freeze_problems
 from generator.claims.record.frozen_rules import rule_changes
-from generator.claims.record.git_questions import git_session
+from generator.claims.record.git_questions import git_session, in_background
 from generator.claims.record.history import append_history, first_draft_score, history_entry, read_history
 from generator.claims.record.triggers import DecisionRow
 from generator.claims.tracing.context import CheckContext
@@ -156,6 +156,7 @@ def _check_project(project: Project, record_history: bool, now: datetime | None)
     written = find_repeats((claim.id, claim.output, claim.frame.key() if claim.frame else claim.text)
                            for claim in ledger.claims)
     log = read_freeze_log(project)
+    git_answered = in_background(lambda: ask_git_ahead(project, log))
     context = ledger_context(ledger, project, log)
     checked = [check_claim(claim, context) for claim in ledger.claims]
     inputs, decisions = context.results.sha256(), context.decisions
@@ -167,7 +168,7 @@ def _check_project(project: Project, record_history: bool, now: datetime | None)
     for result in checked:
         result.repeats = written.get(result.claim.id) or rendered.get(result.claim.id)
     counted = [result for result in checked if result.repeats is None]
-    ask_git_ahead(project, log)
+    git_answered()
     problems, current = freeze_problems(project, log)
     untraceable = sum(result.counts_untraceable for result in counted)
     struck = sum(result.claim.struck for result in counted)
