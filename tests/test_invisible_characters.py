@@ -1,5 +1,5 @@
 """What the checker reads and what a reader sees are the same characters (issue 39): every
-default-ignorable, format, control, private-use or unassigned character (generator.text.characters,
+default-ignorable, format, control, private-use or unassigned character (generator.core.text.characters,
 one list from the Unicode data) is refused in every text channel a reader sees or the checker
 reads, with the character named; and on a clean input the checker's canonical text of a claim is
 the text the renderer writes for it."""
@@ -277,7 +277,7 @@ def test_a_design_document_holding_a_hidden_character_is_named_as_the_cause(tmp_
 def test_the_hidden_table_is_the_regex_tables_on_every_code_point():
     import sys
 
-    from generator.text.characters import HiddenCharacters, hidden_ranges, regex_hidden_pattern
+    from generator.core.text.characters import HiddenCharacters, hidden_ranges, regex_hidden_pattern
 
     table, tables = HiddenCharacters(hidden_ranges()), regex_hidden_pattern()
     disagree = [f"U+{point:04X}" for point in range(sys.maxunicode + 1)
@@ -286,7 +286,7 @@ def test_the_hidden_table_is_the_regex_tables_on_every_code_point():
 
 
 def test_the_hidden_table_finds_and_replaces_what_the_regex_pattern_does():
-    from generator.text.characters import HiddenCharacters, hidden_ranges, regex_hidden_pattern
+    from generator.core.text.characters import HiddenCharacters, hidden_ranges, regex_hidden_pattern
 
     table, tables = HiddenCharacters(hidden_ranges()), regex_hidden_pattern()
     text = "tab\there, line\nend, é and ü, " + "x".join(CHARACTERS) + " \u2028 done"
@@ -296,7 +296,7 @@ def test_the_hidden_table_finds_and_replaces_what_the_regex_pattern_does():
 
 
 def test_with_memos_the_gate_reads_the_table_and_without_them_the_regex_tables(monkeypatch, tmp_path):
-    from generator.text import characters
+    from generator.core.text import characters
 
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))

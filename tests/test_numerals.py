@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from generator.text.numeral_values import numeral_value
-from generator.text.numerals import KINDS, Numeral, find_numerals
-from generator.text.quoted_numerals import inside_quoted_span
+from generator.core.text.numeral_values import numeral_value
+from generator.core.text.numerals import KINDS, Numeral, find_numerals
+from generator.core.text.quoted_numerals import inside_quoted_span
 
 N, W, M, V, O, F = "number", "number word", "multiplier", "version", "ordinal", "fraction"
 

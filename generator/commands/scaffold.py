@@ -36,7 +36,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.text.characters import describe, hidden_character
+from generator.core.text.characters import describe, hidden_character
 from generator.claims.record.freeze import freeze_project
 from generator.core.options import RERANK_MODEL
 from generator.core.rows import ROW_NAME, name_kind_problem
@@ -49,7 +49,7 @@ from generator.storage.bounded_reads import regular_file_problem
 from generator.storage.fileio import atomic_write_bytes, atomic_write_text
 from generator.storage.paths import display_path, path_option
 from generator.project import load_project
-from generator.text.wording import label_problem
+from generator.core.text.wording import label_problem
 
 
 # --- init --------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 
 from generator.storage.errors import InputError
 from generator.storage.paths import default_cache_dir
-from generator.text.wording import data_text_problem
+from generator.core.text.wording import data_text_problem
 from generator.core.frontier import FrontierSpec, parse_frontier
 from generator.core.fusion import RRF_K
 from generator.core.data_source import PREFIX as IRDS_PREFIX, export_dir, identifier_of

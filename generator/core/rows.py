@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.storage.errors import InputError
-from generator.text.wording import data_text_problem
+from generator.core.text.wording import data_text_problem
 
 KINDS = ("dense", "sparse", "fusion", "rerank", "run")
 FUSION_METHODS = ("rrf", "minmax")

@@ -35,7 +35,7 @@ from generator.storage.bounded_reads import read_input
 from generator.storage.paths import display_path, reading, resolved
 from generator.project.outputs import OutputSpec, parse_outputs
 from generator.storage.errors import MAX_ECHO_CHARS, clip, excerpt
-from generator.text.wording import label_problem
+from generator.core.text.wording import label_problem
 from generator.storage.safe_yaml import load_config_with_lines
 from generator.sandbox.config import SandboxConfig, validate_sandbox_block
 

@@ -50,7 +50,7 @@ from typing import Any, Iterable
 from generator.core.options import RESULTS_NAME
 from generator.storage.errors import InputError, clip
 from generator.results.schema import CANDIDATE_DEPTH, DOCUMENTS, QUERIES, QUERY_SET, TABLE
-from generator.text.wording import label_problem
+from generator.core.text.wording import label_problem
 
 # output name -> default file and template; a claim's `output` must be one of these names.
 OUTPUT_DEFAULTS: dict[str, dict[str, str]] = {
@@ -168,7 +168,7 @@ class _Reader:
         return tuple(item.strip() for item in value)
 
     def label(self, where: str, value: Any) -> str:
-        """A heading or table word the reader sees: generator.text.wording's rules."""
+        """A heading or table word the reader sees: generator.core.text.wording's rules."""
         text = self.string(where, value)
         problem = label_problem(text)
         if problem:

@@ -18,7 +18,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup, escape
 
-from generator.text.characters import hidden_character, hidden_pattern
+from generator.core.text.characters import hidden_character, hidden_pattern
 from generator.render.orphans import CLOSE, MARKS, OPEN
 
 

@@ -18,7 +18,7 @@ from generator.storage.errors import InputError
 from generator.storage.bounded_reads import read_input
 from generator.storage.paths import display_path, reading
 from generator.project import default_templates_dir
-from generator.text.wording import label_problem
+from generator.core.text.wording import label_problem
 
 LABELS_NAME = "labels.yaml"
 
@@ -26,7 +26,7 @@ LABELS_NAME = "labels.yaml"
 class Labels:
     """The label registry (templates/labels.yaml): the only fixed words a template may show.
 
-    A label is a heading or a table word, never a sentence (generator.text.wording says
+    A label is a heading or a table word, never a sentence (generator.core.text.wording says
     exactly what that means). Templates write `L.key`; an unknown key stops the render with the
     registry's file name.
     """

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.text.characters import describe, hidden_character
+from generator.core.text.characters import describe, hidden_character
 from generator.storage.errors import InputError
 from generator.storage.paths import display_path, reading
 from generator.project import Project, default_templates_dir

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 from generator.core.options import SHAPE_COST
 from generator.storage.errors import InputError
 from generator.project.outputs import TableSpec
-from generator.text.wording import data_text_problem
+from generator.core.text.wording import data_text_problem
 from generator.render.doors import Door
 from generator.render.labels import Labels
 from generator.render.twins import twin_rows

@@ -88,7 +88,7 @@ def code_fingerprint() -> str:
 
 
 # The file of each library that names its version, read without importing it: NumPy and SciPy
-# (a derivation draws with them) and the Unicode tables a text is folded with (generator.text.characters).
+# (a derivation draws with them) and the Unicode tables a text is folded with (generator.core.text.characters).
 _VERSION_FILES = {"numpy": "version.py", "scipy": "version.py", "regex": "_main.py",
                   "confusable_homoglyphs": "_version.py"}
 

@@ -1,4 +1,4 @@
-"""A verdict must be computed, wherever it appears (generator.text.verdicts, generator.claims.tracing.checker).
+"""A verdict must be computed, wherever it appears (generator.core.text.verdicts, generator.claims.tracing.checker).
 
 A fixture per rule, Vale-style: a passing case, a failing case and other spellings of the failing
 case, each through the real checker.
@@ -11,8 +11,8 @@ import pytest
 from generator.claims.tracing.checker import check_project
 from generator.commands.cli import main
 from generator.project import load_project
-from generator.text.verdicts import find_verdicts
-from generator.text.wording import data_text_problem, label_problem
+from generator.core.text.verdicts import find_verdicts
+from generator.core.text.wording import data_text_problem, label_problem
 from tests.conftest import BUDGET_REQUIREMENTS, FIXTURE_QUERIES, FUSION, claim, d5_record, edit_config, refreeze
 
 def _project(make_project, tmp_path, extra: str, **results):

@@ -373,7 +373,7 @@ def _accounted_numerals(marked: str) -> set[str]:
     import html as html_module
     import re
 
-    from generator.text.numerals import find_numerals
+    from generator.core.text.numerals import find_numerals
     from generator.render.orphans import CLOSE, OPEN
 
     spans, depth, current = [], 0, []
@@ -406,7 +406,7 @@ _SHOWN_TEXT = """() => {
 
 
 def _shown_numerals(page) -> set[str]:
-    from generator.text.numerals import find_numerals
+    from generator.core.text.numerals import find_numerals
 
     return {numeral.normalized for text in page.evaluate(_SHOWN_TEXT) for numeral in find_numerals(text)}
 

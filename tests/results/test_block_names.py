@@ -93,7 +93,7 @@ OTHER_MEANINGS: dict[str, dict[str, set[str]]] = {
         "generator.claims.tracing.naming": {"reranker"},
         "generator.claims.tracing.rules.identity": {"documents", "reranker", "runs"},
         "generator.claims.tracing.rules.statistic": {"ceiling"},
-        "generator.text.lexicon": {"reranker"},
+        "generator.core.text.lexicon": {"reranker"},
         "generator.claims.record.quotable_units": {"table"},
         "generator.commands.cli": {"ceiling"},
         "generator.core.options": {"runs"},

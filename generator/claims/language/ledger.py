@@ -3,7 +3,7 @@
 File format (`claims/ledger.yaml`; JSON Schema in `claims/ledger.schema.json`)::
 
     version: 1
-    languages: [de]                      # optional: languages besides English (generator.text.verdicts)
+    languages: [de]                      # optional: languages besides English (generator.core.text.verdicts)
     claims:
       - id: hybrid-beats-dense-ndcg5     # unique; letters, digits, '-', '_', '.'; starts alphanumeric
         output: readout                  # teachback | aar | readout

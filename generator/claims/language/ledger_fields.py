@@ -13,7 +13,7 @@ from generator.claims.language.ledger import RETIRED_FIELDS
 from generator.results import clip
 from generator.storage.errors import InputError
 from generator.storage.safe_yaml import Node
-from generator.text.characters import describe, hidden_character
+from generator.core.text.characters import describe, hidden_character
 
 
 def _choices(values) -> str:
@@ -49,7 +49,7 @@ def _text(entry: tuple[int, Node] | None, path: str, field_name: str, *, require
     if required and not node.value.strip():
         raise InputError(f"{prefix}empty value", path=path, line=line, field=field_name)
     # Whatever the checker reads, a reader sees: no text of the ledger holds a character nobody can
-    # see (every default-ignorable, format, control or private-use character, generator.text.characters).
+    # see (every default-ignorable, format, control or private-use character, generator.core.text.characters).
     hidden = hidden_character(node.value, allow="\n\t")
     if hidden:
         raise InputError(f"{prefix}{field_name} holds the invisible, private-use or control character "

@@ -23,8 +23,8 @@ from generator.storage.bounded_reads import read_input
 from generator.storage.fileio import sha256_bytes
 from generator.storage.paths import display_path, reading
 from generator.storage.safe_yaml import Node, parse_yaml
-from generator.text.verdicts import supported_languages
-from generator.text.wording import label_problem
+from generator.core.text.verdicts import supported_languages
+from generator.core.text.wording import label_problem
 
 _STRIKE_MARKUP = re.compile(r"~|</?(?:del|s|strike)\b", re.IGNORECASE)
 
@@ -218,7 +218,7 @@ def parse_ledger(data: bytes, path: Path | str, display: str | None = None) -> L
 
 
 def _languages(entry: tuple[int, Node] | None, display: str) -> tuple[str, ...]:
-    """`languages: [de, fr]`: each one a language generator.text.verdicts has a lexicon for."""
+    """`languages: [de, fr]`: each one a language generator.core.text.verdicts has a lexicon for."""
     if entry is None or entry[1].value is None:
         return ()
     line, node = entry

@@ -8,7 +8,7 @@ sentence may use only
 
 - the entity names themselves and the values the tool placed;
 - the function words of its language (articles, pronouns, conjunctions, auxiliaries and the
-  prepositions that do not compare: `function_words` in generator/text/lexicons/LANG.yaml);
+  prepositions that do not compare: `function_words` in generator/core/text/lexicons/LANG.yaml);
 - words of the frozen design documents, compared by their Snowball stem, since the design was
   written before the results and cannot have been tuned to them;
 - words of the results schema's meaning of a value the sentence places (a hash is "the sha256 of
@@ -29,13 +29,13 @@ import re
 
 import yaml
 
-from generator.text.characters import fold
-from generator.text.lexicon import LEXICON_DIR
+from generator.core.text.characters import fold
+from generator.core.text.lexicon import LEXICON_DIR
 
 # Snowball's name of each ledger language's stemmer.
 STEMMERS = {"en": "english", "de": "german", "fr": "french", "es": "spanish", "nl": "dutch"}
 # A word: letters and digits, with an inner apostrophe; hyphenated parts are read one by one. A word
-# that holds a digit (q01, p95, v1) is an identifier or a numeral, which generator.text.numerals reads.
+# that holds a digit (q01, p95, v1) is an identifier or a numeral, which generator.core.text.numerals reads.
 WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?", re.UNICODE)
 METRIC = re.compile(r"(?<![\w@])(?:n?dcg|recall|precision|mrr|map|r-precision|success|hits?)(?:@\d+)?(?![\w@])",
                     re.IGNORECASE)
@@ -65,7 +65,7 @@ def stem(word: str, language: str) -> str:
 
 
 def words(text: str) -> list[tuple[int, int, str]]:
-    """Each word of `text` (a token with a digit is a numeral or an identifier: generator.text.numerals)."""
+    """Each word of `text` (a token with a digit is a numeral or an identifier: generator.core.text.numerals)."""
     return [(match.start(), match.end(), match.group(0)) for match in WORD.finditer(text)
             if not any(char.isdigit() for char in match.group(0))]
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.claims.language.ledger import DesignSource
-from generator.text.characters import describe, hidden_character
+from generator.core.text.characters import describe, hidden_character
 from generator.claims.evidence import Evidence
 from generator.claims.record.quotable_units import _layout_of, reduce_markdown
 from generator.storage.errors import InputError

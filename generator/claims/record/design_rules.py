@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from generator.text.characters import describe, hidden_character
+from generator.core.text.characters import describe, hidden_character
 from generator.claims.record.design import DesignDocument, design_files
 from generator.claims.record.fences import _block, design_fences
 from generator.claims.record.regression_block import REGRESSION_INFO, _regression_block
@@ -22,10 +22,10 @@ from generator.claims.record.triggers import (BUDGET_PREFIX, FRONTIER, FRONTIER_
 from generator.claims.language.predicates import PredicateSyntaxError, compile_predicate
 from generator.storage.errors import InputError
 from generator.storage.paths import display_path
-from generator.text.numeral_values import numeral_value
-from generator.text.numerals import find_numerals
+from generator.core.text.numeral_values import numeral_value
+from generator.core.text.numerals import find_numerals
 from generator.results import RESULTS_NAME, PathSyntaxError, parse_path, path_text
-from generator.text.wording import label_problem
+from generator.core.text.wording import label_problem
 
 TRIGGER_KEYS = {"decision", "when", "fires", "otherwise", "values", "file", "effect"}
 EFFECT_KEYS = {"comparison", "metric", "minimum", "power", "alpha"}

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from generator.claims.record.design import design_files
-from generator.text.characters import describe, hidden_character
+from generator.core.text.characters import describe, hidden_character
 from generator.claims.record.design_rules import read_design_rules
 from generator.claims.record.regression_block import REGRESSION_INFO
 from generator.claims.record.triggers import DesignRules, budget_read_by, effect_budget

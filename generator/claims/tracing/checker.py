@@ -18,7 +18,7 @@ import string
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
-from generator.text.characters import fold
+from generator.core.text.characters import fold
 from generator.claims.language.ledger import KINDS, OUTPUTS, Claim, Ledger
 from generator.claims.language.ledger_loader import load_ledger
 from generator.claims.language.repeats import find_repeats

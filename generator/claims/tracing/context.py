@@ -17,7 +17,7 @@ from generator.core.options import SKIP_RERANK_REASON
 from generator.storage.errors import InputError
 from generator.storage.paths import display_path
 from generator.project import Project
-from generator.text.verdicts import normalise
+from generator.core.text.verdicts import normalise
 
 
 def _data_dir(project: Project) -> Path | None:

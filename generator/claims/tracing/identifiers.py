@@ -4,7 +4,7 @@ A token shaped like `T-03`, `D-005` or `S-012` is an identifier only when someth
 stands on holds it: a key or a short string of a results file in outputs/, a line of a run file
 or of the judgements beside them, a small file of the data folder (queries, judgements; a large
 corpus is left out), a claim's id or a decision's. Any other (`P-629`) is a number typed by hand
-(generator.text.numerals).
+(generator.core.text.numerals).
 
 Looked up, not collected: most claims hold no such token, so the files are read only when one
 is asked about, and each token is searched for once. A token counts in a text file exactly when
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from generator.storage.memo import default_memo
-from generator.text.numerals import IDENTIFIER
+from generator.core.text.numerals import IDENTIFIER
 
 MAX_ID_FILE_BYTES = 2_000_000
 _MAX_DEPTH = 60

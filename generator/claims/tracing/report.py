@@ -34,7 +34,7 @@ class ClaimResult:
     findings: list[Finding]
     rendered_text: str
     evidence: list[Evidence] = field(default_factory=list)
-    # The sentence as a reader sees it, values filled, canonical (generator.text.characters.fold).
+    # The sentence as a reader sees it, values filled, canonical (generator.core.text.characters.fold).
     canonical_text: str = ""
 
     # The claim of the same output it repeats word for word (generator.claims.language.repeats): counted once.

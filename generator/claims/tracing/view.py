@@ -10,7 +10,7 @@ view holds
 - its placeholders filled, and what a reader sees of the sentence (`visible`: the Markdown
   rendered, with the characters that came from results marked);
 - its canonical text (`said`: NFKC, hidden characters removed, look-alike letters folded to
-  their ASCII prototype, generator.text.characters) and its author's words alone (`authored`: the
+  their ASCII prototype, generator.core.text.characters) and its author's words alone (`authored`: the
   same, with every value filled from results blanked), which every word rule reads;
 - for a frame, its reading (the result computed) and the sentence the package wrote for it
   (`template` and `formatted`: generator.claims.frames);
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from generator.text.characters import fold
+from generator.core.text.characters import fold
 from generator.claims.evidence import Evidence
 from generator.claims.language.formats import place
 from generator.claims.language.ledger import Claim, DecisionSource, DesignSource, MeasuredSource
@@ -42,7 +42,7 @@ from generator.claims.frames.figures import Reading
 from generator.claims.frames.readings import read_frame
 from generator.claims.language.predicates import can_fail, idle_predicate
 from generator.storage.paths import display_path
-from generator.text.wording import data_text_problem
+from generator.core.text.wording import data_text_problem
 
 # A filled value, as the author's words read it: one neutral character in place of its text.
 BLANK = "\u2022"

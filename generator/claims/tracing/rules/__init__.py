@@ -1,6 +1,6 @@
 """The rules a claim must keep to trace, as a registry: each rule a unit with a stable code, a
 title and one check over the claim's view (generator.claims.tracing.view), the way Vale keeps its
-rules (the interface in code, the words each reads as data: generator/text/lexicons/).
+rules (the interface in code, the words each reads as data: generator/core/text/lexicons/).
 
 A check returns one message per thing broken; `readout check` reports each as a finding under
 the rule's code, in text, JSON and GitHub output. docs/rules.md is generated from this registry

@@ -9,7 +9,7 @@ with the first count: name a count before its values.
 
 from __future__ import annotations
 
-from generator.text import lexicon
+from generator.core.text import lexicon
 from generator.claims.tracing.naming import (ROW_ALIASES, ShownValue, baseline_of, is_query_count, mentions_row,
                                              only_by_alias, query_of, query_spans, row_of, rows_of)
 from generator.claims.tracing.rules import rule

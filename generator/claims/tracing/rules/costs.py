@@ -7,14 +7,14 @@ from __future__ import annotations
 import re
 import string
 
-from generator.text import lexicon
-from generator.text.characters import fold
+from generator.core.text import lexicon
+from generator.core.text.characters import fold
 from generator.claims.language.visible import render_visible
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import ClaimView
 from generator.core.options import SHAPE_COST
 from generator.results import cost_block
-from generator.text.wording import QUALITY
+from generator.core.text.wording import QUALITY
 
 _SHAPE_WORDS = lexicon.pattern("shape")
 _NOT_MEASURED = lexicon.pattern("not_measured")

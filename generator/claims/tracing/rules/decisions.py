@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 
-from generator.text import lexicon
+from generator.core.text import lexicon
 from generator.claims.record.triggers import UNDECIDED, DecisionRow
 from generator.claims.tracing.measured import short
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import ClaimView
-from generator.text.verdicts import Verdict, normalise, phrase_spans, unlicensed, whether_spans
+from generator.core.text.verdicts import Verdict, normalise, phrase_spans, unlicensed, whether_spans
 
 _NEGATION = lexicon.pattern("negation")
 

@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from generator.text import lexicon
+from generator.core.text import lexicon
 from generator.claims.tracing.naming import rows_of
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import BLANK, ClaimView

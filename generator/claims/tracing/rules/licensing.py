@@ -3,7 +3,7 @@ difference, claims equivalence or non-inferiority, or fits a budget is a frame t
 (generator.claims.frames); in the author's own words (`ClaimView.own_words`: canonical, values
 filled from results and whole design quotes blanked) every word of an assertive class (direction,
 significance, no difference, equivalence, magnitude, budget fit; the lexicon's classes whose
-`licensed_by` is a result, generator/text/lexicons/*.yaml, in English and every language the ledger
+`licensed_by` is a result, generator/core/text/lexicons/*.yaml, in English and every language the ledger
 declares) is refused, with the frame that would say it. The lexicon is the second net over free
 prose: the closed rule is generator.claims.tracing.rules.prose.
 
@@ -23,7 +23,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from generator.text import lexicon
+from generator.core.text import lexicon
 from generator.claims.tracing.naming import rows_in_order
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import ClaimView

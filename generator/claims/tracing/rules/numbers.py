@@ -1,4 +1,4 @@
-"""Numbers: every numeral a reader sees, in any spelling (generator.text.numerals: digits, number
+"""Numbers: every numeral a reader sees, in any spelling (generator.core.text.numerals: digits, number
 words, multipliers, Roman numerals, versions), was filled from results, names a query the
 sentence shows a value of, or lies inside a quoted design span with the same words around it.
 Predicate constants account for nothing."""
@@ -13,8 +13,8 @@ from generator.claims.tracing.measured import short
 from generator.claims.tracing.naming import query_of, query_spans
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import ClaimView
-from generator.text.numerals import find_numerals
-from generator.text.quoted_numerals import inside_quoted_span
+from generator.core.text.numerals import find_numerals
+from generator.core.text.quoted_numerals import inside_quoted_span
 
 
 def _is_number(value: Any) -> bool:

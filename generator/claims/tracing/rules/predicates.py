@@ -10,7 +10,7 @@ from generator.claims.tracing.naming import (ShownValue, is_query_count, mention
                                              rows_of)
 from generator.claims.tracing.rules import noted_rule, rule
 from generator.claims.tracing.view import ClaimView
-from generator.text.wording import COMPARATIVE
+from generator.core.text.wording import COMPARATIVE
 
 # Kinds of value that say what was measured rather than how well (generator.results.schema).
 SAYS_WHAT_WAS_MEASURED = ("count", "query count", "parameter", "identity")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 
-from generator.text.characters import fold
+from generator.core.text.characters import fold
 from generator.claims.language import prose
 from generator.claims.language.visible import PLACED_CLOSE, PLACED_OPEN, UNFILLED_PLACEHOLDER
 from generator.claims.record.quotable_units import reduce_markdown
@@ -23,9 +23,9 @@ from generator.claims.tracing.view import BLANK, ClaimView
 from generator.core.rows import KIND_WORDS
 from generator.storage.fileio import sha256_text
 from generator.storage.memo import book
-from generator.text.numerals import find_numerals
+from generator.core.text.numerals import find_numerals
 
-# A quoted span of the canonical text (generator.text.characters.fold turns curly quotes into '').
+# A quoted span of the canonical text (generator.core.text.characters.fold turns curly quotes into '').
 _QUOTED = re.compile(r"(?:\"|''|\u201c)(.+?)(?:\"|''|\u201d)")
 MAX_LISTED = 4
 _POSSESSIVE = re.compile(r"['\u2019]s\Z")

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 
-from generator.text import lexicon
+from generator.core.text import lexicon
 from generator.claims.tracing.naming import ROW_ALIASES, baseline_of, row_of
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import ClaimView
 
-# The lexicon's words (generator/text/lexicons/en.yaml): the row a change is measured against, an
+# The lexicon's words (generator/core/text/lexicons/en.yaml): the row a change is measured against, an
 # interval, a ceiling, a share of queries, and the nouns of each unit a parameter is declared in.
 _BASELINE_WORDS = lexicon.pattern("baseline").pattern
 _INTERVAL = lexicon.pattern("interval")

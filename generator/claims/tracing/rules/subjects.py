@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from generator.text import lexicon
+from generator.core.text import lexicon
 from generator.claims.tracing.naming import ROW_ALIASES, ShownValue, baseline_of, row_of
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import ClaimView

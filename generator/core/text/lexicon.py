@@ -1,10 +1,10 @@
-"""The words a text asserts with, by class: one data file per language (generator/text/lexicons/*.yaml),
+"""The words a text asserts with, by class: one data file per language (generator/core/text/lexicons/*.yaml),
 never a regular expression in a rule's code.
 
 A class has a meaning, the kind of assertion that licenses it (`licensed_by`: a claim that uses a
 word of an assertive class must carry an assertion of that kind that holds, generator.claims.
 assertions), and its words: regular expressions matched with case ignored, as whole words (a
-class's `bounds` may say otherwise), on text already folded (generator.text.characters.fold). English
+class's `bounds` may say otherwise), on text already folded (generator.core.text.characters.fold). English
 is always read; a ledger adds the languages its claims are written in (`languages: [de]`), and
 labels and titles are read in every language there is a file for.
 

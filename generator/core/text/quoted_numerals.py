@@ -1,7 +1,7 @@
 """The quote rule: whether a numeral of a claim is accounted for by a design quote.
 
 A numeral is accounted for by a design quote only when it lies inside the quoted span, that is
-when the quote holds the same numeral (equal normalized forms, as generator.text.numerals finds
+when the quote holds the same numeral (equal normalized forms, as generator.core.text.numerals finds
 them) with the same words around it. See `inside_quoted_span`.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from generator.text.numerals import _EXTRA, PLACEHOLDER_CLOSE, PLACEHOLDER_OPEN, Numeral, _Lazy, find_numerals
+from generator.core.text.numerals import _EXTRA, PLACEHOLDER_CLOSE, PLACEHOLDER_OPEN, Numeral, _Lazy, find_numerals
 
 
 _WORD = _Lazy(rf"[^\s{PLACEHOLDER_OPEN}{PLACEHOLDER_CLOSE}]+")

@@ -1,8 +1,8 @@
 """The number words a reader reads as numbers: English counts and scales, the multiplier words,
 the fractions said in words, and the counts of the other languages a ledger may be written in.
 
-Kept apart from the scanner (generator.text.numerals) so the words can be read and extended in one
-place; the scanner builds its patterns from them and generator.text.numeral_values their values.
+Kept apart from the scanner (generator.core.text.numerals) so the words can be read and extended in one
+place; the scanner builds its patterns from them and generator.core.text.numeral_values their values.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ _AFTER_SCALE = "|".join(f"(?<={scale})" for scale in _SCALES)
 _WORDS_PATTERN = (rf"\b(?:(?P<multiplier>{_trie(_MULTIPLIER_WORDS)})"
                   rf"|{_NUMBER_WORD}(?:(?:-|\s+|(?:{_AFTER_SCALE})\s+and\s+){_NUMBER_WORD})*(?P<fold>-?fold)?)\b")
 
-# Number words of the languages a ledger may be written in (generator.text.verdicts), kept to words no
+# Number words of the languages a ledger may be written in (generator.core.text.verdicts), kept to words no
 # English sentence uses otherwise (`un`, `ein`, `dos`, `six`, `once`, `cent` are left out).
 _FOREIGN_WORDS = {
     "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10,

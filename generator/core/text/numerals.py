@@ -2,11 +2,11 @@
 
 A claim traces only when each number a reader sees in it comes from a placeholder filled from
 measured results or lies inside a quoted span of a design document. This module finds the numbers
-(`find_numerals`); generator.text.numeral_values gives their value where one is well defined
-(`numeral_value`), and generator.text.quoted_numerals decides whether one lies inside a design
+(`find_numerals`); generator.core.text.numeral_values gives their value where one is well defined
+(`numeral_value`), and generator.core.text.quoted_numerals decides whether one lies inside a design
 quote (`inside_quoted_span`). It reads plain text (Markdown already rendered, so `&#56;1` has
 become `81`); it imports only the standard library, the memo and the number words
-(generator.text.number_words).
+(generator.core.text.number_words).
 
 Normalisation. The text is read through Unicode NFKC, character by character, so that every
 spelling a reader sees as digits is digits here: superscripts (`²` is 2), full-width digits
@@ -100,7 +100,7 @@ from dataclasses import dataclass
 from typing import Container
 
 from generator.storage.memo import book
-from generator.text.number_words import _DENOMINATORS, _FOREIGN_WORDS, _TENS, _UNITS, _WORDS_PATTERN
+from generator.core.text.number_words import _DENOMINATORS, _FOREIGN_WORDS, _TENS, _UNITS, _WORDS_PATTERN
 
 KINDS = ("number", "number word", "multiplier", "version", "ordinal", "fraction", "identifier")
 

@@ -1,7 +1,7 @@
 """The value of a numeral a reader reads: 0.5 for `½` and `half`, 81 for `eighty-one`, 2 for
 `twice` and `2x`, and none where no value is well defined (a version, a vague plural).
 
-The numerals themselves are found by generator.text.numerals; a value is read from the
+The numerals themselves are found by generator.core.text.numerals; a value is read from the
 normalized form it gives, so every spelling of one number has the same value.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from generator.text.number_words import _DENOMINATORS, _FOREIGN_WORDS, _SCALES, _WORD_VALUES
-from generator.text.numerals import _DIGIT, _FRACTION_SLASH, _LETTERS, _LOOKALIKE_DIGITS, Numeral, _Lazy
+from generator.core.text.number_words import _DENOMINATORS, _FOREIGN_WORDS, _SCALES, _WORD_VALUES
+from generator.core.text.numerals import _DIGIT, _FRACTION_SLASH, _LETTERS, _LOOKALIKE_DIGITS, Numeral, _Lazy
 
 
 _MULTIPLIER_VALUES = (("twice", 2), ("thrice", 3), ("doubl", 2), ("tripl", 3), ("quadrupl", 4),

@@ -5,15 +5,15 @@ the checker:
 - at most `max_words` words (10 for labels and titles);
 - no sentence punctuation (`.`, `!`, `?`, `;`) and no Markdown or HTML markup (`*`, `_`, `` ` ``,
   `<`, `>`, `[`, `]`, `~`, `#`, `|`, `&`);
-- no numerals in any spelling (generator.text.numerals: digits, number words, multipliers, versions);
+- no numerals in any spelling (generator.core.text.numerals: digits, number words, multipliers, versions);
   the digits of a name are not numerals (`nDCG@5`, `Recall@50`, `p95`, `sha256`, `BM25`), so
   names stay; a number shown to a reader comes from results or a quoted design span, through a
   claim;
-- no character a reader cannot see (generator.text.characters: default-ignorable, format, control and
+- no character a reader cannot see (generator.core.text.characters: default-ignorable, format, control and
   private-use characters; the render marks its own output with private-use characters, a label
   must not be able to forge them), and words are read after look-alike letters are folded;
-- no comparison, no verdict (generator.text.verdicts) and no word of any lexicon's assertive class
-  (significantly, as good as, clearly, within budget, because, ...; generator.text.lexicon), unless the
+- no comparison, no verdict (generator.core.text.verdicts) and no word of any lexicon's assertive class
+  (significantly, as good as, clearly, within budget, because, ...; generator.core.text.lexicon), unless the
   label is a question heading ("Was the measured lift a surprise"): "Hybrid is better than dense",
   "Significant gains" or "Ship the reranker" as a title is a claim nobody traces.
 
@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import re
 
-from generator.text import lexicon
-from generator.text.characters import describe, fold, hidden_character
+from generator.core.text import lexicon
+from generator.core.text.characters import describe, fold, hidden_character
 from generator.storage.memo import book
-from generator.text.numerals import find_numerals
-from generator.text.verdicts import find_verdicts, supported_languages
+from generator.core.text.numerals import find_numerals
+from generator.core.text.verdicts import find_verdicts, supported_languages
 
 LABEL_MAX_WORDS = 10
 # Ten long words make a heading; a 20 MB title would make a 40 MB page (it is shown twice).

@@ -3,7 +3,7 @@
 A verdict says what to do with the reranker: ship it, hold it back, switch it on, drop it, or
 that it pays for itself. Only a decision record's trigger computes one (generator.claims.record.triggers),
 so `check` looks for verdicts in every claim, cited decision or not, and in every other text a
-reader sees (strike reasons, labels, section titles; generator.text.wording). A sentence that cites a
+reader sees (strike reasons, labels, section titles; generator.core.text.wording). A sentence that cites a
 decision may say that decision's current outcome, word for word, and no other verdict.
 
 What counts (each a test table in tests/claims/test_verdicts.py):
@@ -21,7 +21,7 @@ What counts (each a test table in tests/claims/test_verdicts.py):
 - **Quotation marks change nothing** unless the quoted words are a unit the claim quotes from a
   design document (a quoted rule is the design's, not a verdict).
 - **Languages**: claims in English and every language the ledger declares (`languages: [de]`),
-  from the `verdict` class of each language's lexicon (generator/text/lexicons/*.yaml; a language
+  from the `verdict` class of each language's lexicon (generator/core/text/lexicons/*.yaml; a language
   without a lexicon is refused when the ledger loads); labels, titles and strike reasons in every
   language there is a lexicon for.
 
@@ -38,12 +38,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from generator.text import lexicon
+from generator.core.text import lexicon
 
 
 
 def supported_languages() -> tuple[str, ...]:
-    """The languages there is a lexicon for (generator/text/lexicons/)."""
+    """The languages there is a lexicon for (generator/core/text/lexicons/)."""
     return lexicon.languages()
 
 
