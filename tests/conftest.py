@@ -743,11 +743,13 @@ def rule_view(text: str, rows=(), **paths: str):
 # the Ray engine's two clusters, Chromium, the evaluations), handed out first. pytest-xdist's
 # loadscope hands out modules in the order they are queued; the one queued last decides when the
 # suite ends, so a three-minute module queued last kept one worker busy while the other waited.
-# Only the order changes: every test runs, each independent of the others.
+# The two Ray clusters (two CPUs each) are queued apart, so that the second starts about when the
+# first ends rather than beside it. Only the order changes: every test runs, each independent of
+# the others.
 LONGEST_FIRST = (
     "tests/evaluate/test_distributed_scifact.py",
-    "tests/evaluate/test_distributed.py",
     "tests/render/test_shell_browser.py",
+    "tests/evaluate/test_distributed.py",
     "tests/evaluate/test_evaluation.py",
     "tests/test_concurrency.py",
     "tests/test_signals.py",
