@@ -19,11 +19,11 @@ from markdown_it.token import Token
 from markupsafe import Markup, escape
 
 from generator.core.text.characters import hidden_character, hidden_pattern
-from generator.render.orphans import CLOSE, MARKS, OPEN
+from generator.render.orphans import CLOSE, OPEN, strip_marks
 
 
 def _clean(text: Any) -> str:
-    return str(text).translate(MARKS)
+    return strip_marks(str(text))
 
 
 def _shown(char: str) -> str:

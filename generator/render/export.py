@@ -53,7 +53,7 @@ from generator.storage.paths import display_path, path_option, reading
 from generator.project import Project, load_project
 from generator.project.outputs import OutputSpec
 from generator.render.labels import LABELS_NAME, Labels, load_labels
-from generator.render.orphans import MARKS
+from generator.render.orphans import strip_marks
 from generator.render.renderer import load_project_results
 from generator.render.tables import table_view
 from generator.results import RESULTS_NAME, Results, clip, read_results
@@ -65,7 +65,7 @@ SUFFIXES = {"csv": (".csv",), "latex": (".tex",)}
 
 def _plain(value: Any) -> str:
     """One line of text: the orphan marks removed and every run of whitespace one space."""
-    return " ".join(str(value).translate(MARKS).split())
+    return " ".join(strip_marks(str(value)).split())
 
 
 class Interval(NamedTuple):

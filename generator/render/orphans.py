@@ -34,7 +34,6 @@ from markdown_it import MarkdownIt
 
 OPEN = "\ue000"
 CLOSE = "\ue001"
-MARKS = {ord(OPEN): None, ord(CLOSE): None}
 
 _EXCERPT_CHARS = 80
 
@@ -54,7 +53,10 @@ class Orphan:
 
 
 def strip_marks(text: str) -> str:
-    return text.translate(MARKS)
+    """`text` without the marks around emitted values. Two `replace`s, not `translate` with a
+    table: a render strips thousands of short texts (8,000 on the SciFact review), and looking up
+    every character in a table took a twentieth of `render --check`."""
+    return text.replace(OPEN, "").replace(CLOSE, "")
 
 
 def _excerpt(text: str) -> str:

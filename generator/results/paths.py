@@ -25,6 +25,7 @@ What a path *means* (its block, row, query, metric, statistic and unit) is the s
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -80,7 +81,16 @@ class Resolution:
 
 
 def parse_path(text: str) -> tuple[Step, ...]:
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
+        raise PathSyntaxError("empty path")
+    return _parsed_path(text)
+
+
+# A render reads the same few dozen paths hundreds of times (every table cell names one); the steps
+# are immutable, and a path that does not parse raises again each time (only values are kept).
+@functools.lru_cache(maxsize=4096)
+def _parsed_path(text: str) -> tuple[Step, ...]:
+    if not text.strip():
         raise PathSyntaxError("empty path")
     if text != text.strip():
         raise PathSyntaxError(f"path {excerpt(text)} has leading or trailing spaces")
