@@ -26,11 +26,14 @@ import json
 import sys
 import unicodedata
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import re
 
 from generator.storage.memo import default_memo
+
+if TYPE_CHECKING:
+    import regex
 
 _LINE_ENDS = "\n\t"
 # In ASCII, what a reader cannot see is a control character: the one case a check meets almost
@@ -68,7 +71,7 @@ class HiddenCharacters:
 
 
 @functools.lru_cache(maxsize=1)
-def hidden_pattern() -> HiddenCharacters | Any:
+def hidden_pattern() -> HiddenCharacters | "regex.Pattern":
     """Every character a reader cannot see (or that is not a character at all): `finditer` and `sub`.
     Without memos (READOUT_NO_MEMO) the `regex` pattern itself: drawing the ranges costs more."""
     memo = default_memo()
@@ -77,7 +80,8 @@ def hidden_pattern() -> HiddenCharacters | Any:
     return HiddenCharacters(memo.remembered("hidden characters", _HIDDEN_CLASS, hidden_ranges))
 
 
-def regex_hidden_pattern():
+def regex_hidden_pattern() -> "regex.Pattern":
+    """The same characters as one `regex` pattern, from the module's own tables."""
     import regex
 
     return regex.compile(f"[{_HIDDEN_CLASS}]")
