@@ -95,3 +95,114 @@ def test_readout_check_refuses_a_readout_yaml_with_a_key_written_twice(make_proj
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("Error: ")
     assert err[0].endswith(f"readout.yaml:{lines + 3}: skip_rerank: duplicate key (first at line {lines + 2})")
+
+
+# --- remembered parses (generator.storage.safe_yaml, through generator.storage.memo) ----------------
+
+LEDGER_TEXT = """\
+claims:
+  - id: c2
+    text: "second, written first"
+    empty:
+    nothing: ~
+    list: [b, a, '3']
+  - id: c1
+    text: first
+zeta: 1
+alpha: {y: 2, x: [null, 'null', yes]}
+"""
+CONFIG_TEXT = """\
+zeta: 1
+alpha: {y: 2.5, x: [null, 'null', yes, -0.0]}
+flag: {true: shown, false: hidden}
+3: three
+name: readout
+"""
+
+
+def _tree(node):
+    """A node tree as nested tuples with every line, and mappings as ordered pairs."""
+    if node is None:
+        return None
+    if isinstance(node.value, list):
+        return (node.line, [_tree(child) for child in node.value])
+    if isinstance(node.value, dict):
+        return (node.line, [(key, line, _tree(child)) for key, (line, child) in node.value.items()])
+    return (node.line, node.value)
+
+
+def _typed(value):
+    """A value with every type and order written out (True and 1, 2.0 and 2 compare equal)."""
+    if isinstance(value, dict):
+        return ("dict", [(_typed(key), _typed(item)) for key, item in value.items()])
+    if isinstance(value, list):
+        return ("list", [_typed(item) for item in value])
+    return (type(value).__name__, repr(value))
+
+
+@pytest.fixture
+def memos(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("READOUT_CACHE", str(cache))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
+    return cache / "memo"
+
+
+def test_a_remembered_ledger_tree_is_the_parsed_one_in_order_with_its_lines(memos, monkeypatch):
+    parsed = parse_yaml(LEDGER_TEXT, "claims.yaml")
+    assert len(list(memos.glob("*.json"))) == 1, "the parse was not remembered"
+    remembered = parse_yaml(LEDGER_TEXT, "claims.yaml")
+    assert remembered is not parsed and _tree(remembered) == _tree(parsed)
+    assert [key for key in remembered.value] == ["claims", "zeta", "alpha"]
+    monkeypatch.setenv("READOUT_NO_MEMO", "1")
+    assert _tree(parse_yaml(LEDGER_TEXT, "claims.yaml")) == _tree(remembered)
+
+
+def test_remembered_config_values_keep_their_types_keys_order_and_lines(memos):
+    values, lines = load_config_with_lines(CONFIG_TEXT, "readout.yaml")
+    assert list(values) == ["zeta", "alpha", "flag", 3, "name"] and values["flag"] == {True: "shown", False: "hidden"}
+    again, again_lines = load_config_with_lines(CONFIG_TEXT, "readout.yaml")
+    assert len(list(memos.glob("*.json"))) == 1
+    assert _typed(again) == _typed(values) and again_lines.lines == lines.lines
+    assert again_lines.line("alpha.x") == 2
+
+
+def test_a_value_json_cannot_give_back_is_parsed_every_time(memos):
+    import datetime
+
+    text = "when: 2026-12-06\nname: x\n"
+    for _ in range(2):
+        assert load_config(text, "readout.yaml") == {"when": datetime.date(2026, 12, 6), "name": "x"}
+    assert list(memos.glob("*.json")) == []
+
+
+def test_a_refused_text_is_not_remembered_and_is_refused_again_with_its_line(memos):
+    text = "a: 1\nb: 2\na: 3\n"
+    for _ in range(2):
+        with pytest.raises(InputError) as refused:
+            load_config(text, "readout.yaml")
+        assert refused.value.line == 3 and "duplicate key" in str(refused.value)
+    assert list(memos.glob("*.json")) == []
+
+
+def test_a_remembered_parse_answers_only_for_its_own_text(memos):
+    parse_yaml("a: one\n", "claims.yaml")
+    assert parse_yaml("a: two\n", "claims.yaml").value["a"][1].value == "two"
+    assert len(list(memos.glob("*.json"))) == 2
+
+
+def test_the_package_data_files_read_back_as_parsed(memos):
+    import yaml
+
+    from generator.claims.frames.phrasing import PHRASINGS_DIR
+    from generator.core.text.lexicon import LEXICON_DIR
+    from generator.storage.safe_yaml import load_package_data
+
+    paths = [*sorted(LEXICON_DIR.glob("*.yaml")), *sorted(PHRASINGS_DIR.glob("*.yaml"))]
+    for path in paths:
+        parsed = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        for _ in range(2):   # computed and remembered, then read from the memo
+            load_package_data.cache_clear()
+            assert _typed(load_package_data(path)) == _typed(parsed), path.name
+    assert len(list(memos.glob("*.json"))) == len(paths), "a data file was not remembered"

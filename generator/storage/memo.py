@@ -7,13 +7,14 @@ and costs far more than the hashing: about two seconds on two cores for the SciF
 against a check that otherwise takes a fraction of one. So its outcome is kept under the sha256
 of exactly what determines it: the bytes of the results file and of every file the derivation
 reads, the source of the whole `generator` package and its data files, the Python version, and
-the installed NumPy, SciPy, regex and confusable-homoglyphs versions. A changed byte, line of code or version is a different key, so a memo never
+the installed NumPy, SciPy, regex, confusable-homoglyphs and PyYAML versions. A changed byte, line of code or version is a different key, so a memo never
 answers for inputs it was not made from; the derivation then runs in full, as before.
 
 Kept the same way, each by the sha256 of the text it was made from (or, for the small results
 of one function of a string, together in one book: `MemoBook`): a design document's layout
 into quotable units and its fenced blocks (a frozen document rarely changes, and parsing the five
-of the SciFact review was a fifth of a check), the orphan scan of a rendered output, and the
+of the SciFact review was a fifth of a check), what a YAML text parses to (the ledger, readout.yaml,
+the label registry, the package's lexicons: generator.storage.safe_yaml), the orphan scan of a rendered output, and the
 Jinja templates compiled to bytecode (Jinja checks the template's source checksum itself; the
 signature keeps out bytecode the tool did not write).
 
@@ -76,21 +77,35 @@ def code_fingerprint() -> str:
     module of the package (by its path inside the package), the Python version, and the NumPy and
     SciPy versions (read from their version files, so that nothing is imported)."""
     digest = hashlib.sha256(f"format {_FORMAT}; python {sys.version}".encode())
-    package = Path(generator.__file__).parent
-    # The package's code and its data (the lexicons a rule reads its words from).
-    for path in sorted([*package.rglob("*.py"), *package.rglob("*.yaml")]):
-        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    for name, path in _package_files(os.path.dirname(generator.__file__)):
+        digest.update(name.encode() + b"\0")
+        with open(path, "rb") as handle:
+            digest.update(hashlib.sha256(handle.read()).digest())
     for library, version_file in _VERSION_FILES.items():
         digest.update(library.encode() + b"\0")
         digest.update(_version_file(library, version_file))
     return digest.hexdigest()
 
 
+def _package_files(package: str) -> list[tuple[str, str]]:
+    """(path inside the package, path) of the package's code and its data (the lexicons a rule
+    reads its words from), sorted: os.walk, not Path.rglob, which also lists every __pycache__ and
+    made the fingerprint cost as much as a tenth of a check."""
+    found = []
+    for directory, subdirectories, names in os.walk(package):
+        subdirectories[:] = [name for name in subdirectories if name != "__pycache__"]
+        inside = os.path.relpath(directory, package).replace(os.sep, "/")
+        for name in names:
+            if name.endswith((".py", ".yaml")):
+                found.append((name if inside == "." else f"{inside}/{name}", os.path.join(directory, name)))
+    return sorted(found)
+
+
 # The file of each library that names its version, read without importing it: NumPy and SciPy
-# (a derivation draws with them) and the Unicode tables a text is folded with (generator.core.text.characters).
+# (a derivation draws with them), the Unicode tables a text is folded with (generator.core.text.characters)
+# and PyYAML (a remembered parse, generator.storage.safe_yaml).
 _VERSION_FILES = {"numpy": "version.py", "scipy": "version.py", "regex": "_main.py",
-                  "confusable_homoglyphs": "_version.py"}
+                  "confusable_homoglyphs": "_version.py", "yaml": "__init__.py"}
 
 
 def _version_file(library: str, name: str = "version.py") -> bytes:
@@ -102,10 +117,14 @@ def _version_file(library: str, name: str = "version.py") -> bytes:
         return b"absent"
     if spec is None or not spec.origin:
         return b"absent"
+    directory = Path(spec.origin).parent
     try:
-        return (Path(spec.origin).parent / name).read_bytes()
+        version = (directory / name).read_bytes()
+        # Its compiled parts by name: PyYAML with libyaml and without it are the same version.
+        compiled = sorted(entry for entry in os.listdir(directory) if entry.endswith((".so", ".pyd")))
     except OSError:
         return b"no version file"
+    return version + b"\0" + "\0".join(compiled).encode()
 
 
 def default_key_file() -> Path:
@@ -186,7 +205,8 @@ class Memo:
 
     def _write(self, name: str, outcome: Any) -> None:
         try:
-            body = json.dumps(outcome, sort_keys=True, ensure_ascii=False, allow_nan=False)
+            # In the outcome's own order: a remembered mapping reads back as the computed one did.
+            body = json.dumps(outcome, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError):
             return
         signature = self._signature(name, body)
@@ -254,35 +274,59 @@ class MemoBook:
     a quote with its Markdown reduced), kept together as one signed memo: a check reads one file,
     not one per sentence, and needs no Markdown parser for a sentence it has read before. Written
     back by `save_books` at the end of a check; a book that outgrows BOOK_LIMIT keeps only what the
-    last check used."""
+    last check used.
+
+    Each result is kept as its own JSON text and decoded when first asked for: a book holds what
+    every project on this machine asked (thousands of results), a check asks for a few dozen, and
+    decoding them all was most of the cost of reading the book."""
 
     def __init__(self, kind: str):
         self.kind = kind
-        self._entries: dict[str, Any] | None = None
+        self._texts: dict[str, str] | None = None
+        self._values: dict[str, Any] = {}
         self._used: set[str] = set()
         self._added = False
 
     def get(self, key: str, compute: Callable[[], Any]) -> Any:
-        if self._entries is None:
-            found = default_memo().load(self.kind, "book")
-            self._entries = found[0] if found is not None and isinstance(found[0], dict) else {}
+        if self._texts is None:
+            found = default_memo().load(self.kind, _BOOK_INPUTS)
+            stored = found[0] if found is not None and isinstance(found[0], dict) else {}
+            self._texts = {name: text for name, text in stored.items() if isinstance(text, str)}
         self._used.add(key)
-        if key not in self._entries:
-            self._entries[key] = compute()
+        if key not in self._values:
+            self._values[key] = self._decoded(key, compute)
+        return self._values[key]
+
+    def _decoded(self, key: str, compute: Callable[[], Any]) -> Any:
+        assert self._texts is not None
+        text = self._texts.get(key)
+        if text is not None:
+            try:
+                return json.loads(text)
+            except ValueError:
+                pass
+        value = compute()
+        try:
+            self._texts[key] = json.dumps(value, ensure_ascii=False, allow_nan=False)
             self._added = True
-        return self._entries[key]
+        except (TypeError, ValueError):
+            self._texts.pop(key, None)   # not JSON: computed again by the next check
+        return value
 
     def save(self) -> None:
-        if not self._added or self._entries is None:
+        if not self._added or self._texts is None:
             return
-        entries = self._entries
-        if len(entries) > BOOK_LIMIT:
-            entries = {key: value for key, value in entries.items() if key in self._used}
-        default_memo().store(self.kind, "book", entries)
+        texts = self._texts
+        if len(texts) > BOOK_LIMIT:
+            texts = {key: text for key, text in texts.items() if key in self._used}
+        default_memo().store(self.kind, _BOOK_INPUTS, texts)
         self._added = False
         self._used = set()
 
 
+# A book's memo is named by its kind and this: a book of the earlier layout (results kept decoded)
+# has another name, so it is never read as this one.
+_BOOK_INPUTS = "book of JSON texts"
 BOOK_LIMIT = 4096
 _BOOKS: dict[str, MemoBook] = {}
 

@@ -22,13 +22,21 @@ the same key; a `<<` merge may still be overridden by the mapping's own keys, as
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import math
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
-
-import yaml
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from generator.storage.errors import MAX_ECHO_CHARS, InputError, clip
+from generator.storage.memo import default_memo
+
+if TYPE_CHECKING:
+    import yaml
+
+T = TypeVar("T")
 
 MAX_DEPTH = 64
 MAX_NODES = 2_000_000
@@ -45,6 +53,7 @@ _LOADERS: dict[bool, type] = {}
 def _loader(text_only: bool) -> type:
     """The safe loader (libyaml's when present); with `text_only`, a resolver that only tells null
     from text, since the ledger keeps every scalar as written."""
+    import yaml
     if text_only not in _LOADERS:
         base = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
         if not text_only:
@@ -128,6 +137,7 @@ class _Bounds:
         self.seen: set[int] = set()
 
     def check(self, root: Any) -> None:
+        import yaml
         # A node is marked when it is first reached, not when it is visited: a depth-first walk of
         # a chain of aliases would otherwise go MAX_DEPTH levels down before meeting a node twice,
         # and report the alias bomb as deep nesting.
@@ -160,6 +170,7 @@ class _Bounds:
 
 
 def _compose(text: str, path: str, text_only: bool, bounds: bool = True):
+    import yaml
     if len(text.encode("utf-8", errors="ignore")) > MAX_BYTES:
         raise InputError(f"larger than {MAX_BYTES // (1024 * 1024)} MB", path=path)
     loader = _loader(text_only)(text)
@@ -182,6 +193,10 @@ def _compose(text: str, path: str, text_only: bool, bounds: bool = True):
 def parse_yaml(text: str, path: str) -> Node | None:
     """The ledger's node tree: every scalar as text, with lines, bounded as `_Bounds` bounds a
     document (a ledger is checked and converted in one walk: it is the largest file read)."""
+    return _remembered("yaml ledger tree", text, lambda: _parse_yaml(text, path), _tree_json, _tree_from_json)
+
+
+def _parse_yaml(text: str, path: str) -> Node | None:
     loader, root = _compose(text, path, text_only=True, bounds=False)
     try:
         return None if root is None else _BoundedConversion(path).convert(root, 1)
@@ -199,6 +214,7 @@ class _BoundedConversion:
         self.nodes = 1
 
     def convert(self, node: yaml.Node, depth: int) -> Node:
+        import yaml
         line = node.start_mark.line + 1
         if depth > MAX_DEPTH:
             raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=self.path, line=line)
@@ -237,7 +253,14 @@ class Lines:
         if root is not None:
             self._walk(root, "")
 
+    @classmethod
+    def of(cls, lines: dict[str, int]) -> Lines:
+        found = cls()
+        found.lines = dict(lines)
+        return found
+
     def _walk(self, node, where: str) -> None:
+        import yaml
         self.lines.setdefault(where, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
@@ -266,6 +289,12 @@ def load_config(text: str, path: str) -> Any:
 
 def load_config_with_lines(text: str, path: str) -> tuple[Any, Lines]:
     """Like `load_config`, with the line of every key."""
+    return _remembered("yaml config", text, lambda: _load_config_with_lines(text, path), _config_json,
+                       _config_from_json)
+
+
+def _load_config_with_lines(text: str, path: str) -> tuple[Any, Lines]:
+    import yaml
     loader, root = _compose(text, path, text_only=False)
     try:
         return (None if root is None else loader.construct_document(root)), Lines(root)
@@ -283,3 +312,114 @@ def load_config_with_lines(text: str, path: str) -> tuple[Any, Lines]:
         raise InputError(f"not a valid YAML value: {str(error)[:120]}", path=path) from None
     finally:
         loader.dispose()
+
+
+# --- what a YAML text parses to, kept between checks --------------------------------------------
+# The ledger, readout.yaml, the label registry and the package's own data files are parsed on every
+# check, and PyYAML costs more to import and to run than reading a signed memo (generator.storage.memo):
+# so each outcome is kept under the sha256 of the text (and, like every memo, of this package's
+# code and PyYAML's version), and a check whose texts are all remembered does not import PyYAML.
+# A text that is refused is not remembered: it is parsed again, and refused again with its line.
+
+
+def _remembered(kind: str, text: str, parse: Callable[[], T], encode: Callable[[T], Any],
+                decode: Callable[[Any], T]) -> T:
+    memo = default_memo()
+    if not memo.enabled():
+        return parse()
+    inputs = hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+    found = memo.load(kind, inputs)
+    if found is not None:
+        try:
+            return decode(found[0])
+        except (TypeError, ValueError, KeyError, IndexError):
+            pass   # not the layout this code writes: parsed again below
+    outcome = parse()
+    encoded = encode(outcome)
+    if encoded is not None:
+        memo.store(kind, inputs, encoded)
+    return outcome
+
+
+def _tree_json(node: Node | None) -> Any:
+    """A ledger's node tree as JSON: [line, null | text | [children] | [[key, key line, child], ...]],
+    a mapping as a list of entries, so that its order is the document's."""
+    if node is None:
+        return None
+    value = node.value
+    if isinstance(value, list):
+        return [node.line, "sequence", [_tree_json(child) for child in value]]
+    if isinstance(value, dict):
+        return [node.line, "mapping", [[key, key_line, _tree_json(child)] for key, (key_line, child) in value.items()]]
+    return [node.line, "scalar", value]
+
+
+def _tree_from_json(found: Any) -> Node | None:
+    if found is None:
+        return None
+    line, kind, value = found
+    if kind == "sequence":
+        return Node([_tree_from_json(child) for child in value], line)
+    if kind == "mapping":
+        return Node({key: (key_line, _tree_from_json(child)) for key, key_line, child in value}, line)
+    if kind != "scalar" or not (value is None or isinstance(value, str)):
+        raise ValueError(f"not a node: {kind}")
+    return Node(value, line)
+
+
+def _config_json(outcome: tuple[Any, Lines]) -> Any:
+    values, lines = outcome
+    encoded = _values_json(values)
+    return None if encoded is _NOT_JSON else [encoded, lines.lines]
+
+
+def _config_from_json(found: Any) -> tuple[Any, Lines]:
+    encoded, lines = found
+    return _values_from_json(encoded), Lines.of(lines)
+
+
+_NOT_JSON = object()
+_SCALARS = (str, bool, int, type(None))
+
+
+def _values_json(value: Any) -> Any:
+    """Constructed YAML values as JSON that gives them back equal, of the same types and in the same
+    order: a mapping as {"m": [[key, value], ...]} (YAML keys can be booleans or numbers), a list as
+    a list. _NOT_JSON for anything else (a date, a set, a float that is not finite): such a text is
+    parsed every time."""
+    if isinstance(value, _SCALARS) or (isinstance(value, float) and math.isfinite(value)):
+        return value
+    if isinstance(value, list):
+        items = [_values_json(item) for item in value]
+        return _NOT_JSON if any(item is _NOT_JSON for item in items) else items
+    if isinstance(value, dict):
+        pairs = [[_values_json(key), _values_json(item)] for key, item in value.items()]
+        return _NOT_JSON if any(part is _NOT_JSON for pair in pairs for part in pair) else {"m": pairs}
+    return _NOT_JSON
+
+
+def _values_from_json(found: Any) -> Any:
+    if isinstance(found, list):
+        return [_values_from_json(item) for item in found]
+    if isinstance(found, dict):
+        return {_values_from_json(key): _values_from_json(item) for key, item in found["m"]}
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def load_package_data(path: Path) -> Any:
+    """One of the package's own YAML files (a lexicon, a phrasing file), parsed once per process
+    and remembered between processes. PyYAML's C loader where it has one: they are read on every
+    check."""
+    text = path.read_text(encoding="utf-8")
+
+    def parse() -> Any:
+        import yaml
+
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+    def encode(data: Any) -> Any:
+        encoded = _values_json(data)
+        return None if encoded is _NOT_JSON else encoded
+
+    return _remembered("yaml package data", text, parse, encode, _values_from_json)

@@ -27,6 +27,7 @@ from typing import Any
 
 from generator.claims.frames import present
 from generator.claims.frames.figures import Figure, Reading
+from generator.storage.safe_yaml import load_package_data
 
 PHRASINGS_DIR = Path(__file__).with_name("phrasings")
 ENGLISH = "en"
@@ -42,12 +43,7 @@ class PhrasingError(ValueError):
 @functools.lru_cache(maxsize=8)
 def phrasebook(language: str) -> dict[str, Any]:
     """A language's phrasing file, parsed once per process."""
-    import yaml   # PyYAML's C loader when present: the files are the package's own
-
-    path = PHRASINGS_DIR / f"{language}.yaml"
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with path.open(encoding="utf-8") as handle:
-        return yaml.load(handle, Loader=loader)
+    return load_package_data(PHRASINGS_DIR / f"{language}.yaml")
 
 
 def languages() -> tuple[str, ...]:

@@ -27,10 +27,9 @@ from __future__ import annotations
 import functools
 import re
 
-import yaml
-
 from generator.core.text.characters import fold
 from generator.core.text.lexicon import LEXICON_DIR
+from generator.storage.safe_yaml import load_package_data
 
 # Snowball's name of each ledger language's stemmer.
 STEMMERS = {"en": "english", "de": "german", "fr": "french", "es": "spanish", "nl": "dutch"}
@@ -44,8 +43,7 @@ METRIC = re.compile(r"(?<![\w@])(?:n?dcg|recall|precision|mrr|map|r-precision|su
 @functools.lru_cache(maxsize=None)
 def _data(language: str) -> dict:
     path = LEXICON_DIR / f"{language}.yaml"
-    with path.open(encoding="utf-8") as handle:
-        data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    data = load_package_data(path)
     for key in ("function_words", "never_neutral", "query_sets", "statistic_words"):
         odd = [word for word in data.get(key, ()) if not isinstance(word, str)]
         if odd:   # YAML 1.1 reads a bare `no` or `on` as a boolean: the file must quote it

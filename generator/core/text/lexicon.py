@@ -20,9 +20,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from generator.storage.memo import book
+from generator.storage.safe_yaml import load_package_data
 
 LEXICON_DIR = Path(__file__).resolve().parent / "lexicons"
 ENGLISH = "en"
@@ -59,8 +58,7 @@ def classes(language: str) -> dict[str, WordClass]:
     path = LEXICON_DIR / f"{language}.yaml"
     if not path.is_file():
         raise ValueError(f"no lexicon for language {language!r}; there are: {', '.join(languages())}")
-    # libyaml's loader where PyYAML has it: the lexicons are read on every check.
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    data = load_package_data(path)
     found = {}
     for name, entry in data["classes"].items():
         bounds = entry.get("bounds", "word")
