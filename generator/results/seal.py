@@ -258,9 +258,10 @@ def parsed_once() -> Iterator[None]:
 
 
 def _parsed(raw: bytes) -> Any:
-    """`parse_results_json` of a file's bytes. Bytes it has accepted before (remembered by their
-    sha256, generator.storage.memo) are parsed by the plain decoder: the same values, without the hooks and
-    the walk that made sure of them, which cost more than the parse."""
+    """`parse_results_json` of a file's bytes. For bytes it has accepted before, the values they
+    parsed to are read back from a signed memo under their sha256 (generator.storage.memo's
+    `load_values`): the same values, without the JSON parse, its hooks and the walk that made sure
+    of them (a megabyte of results parsed in 20 ms; read back in 5)."""
     digest = hashlib.sha256(raw).hexdigest()
     if _parsed_in_block is not None:
         if digest not in _parsed_in_block:
@@ -271,11 +272,11 @@ def _parsed(raw: bytes) -> Any:
 
 def _parse_accepted(raw: bytes, digest: str) -> Any:
     memo = default_memo()
-    if memo.enabled() and memo.load("strict results json", digest) is not None:
-        return json.loads(raw.decode("utf-8"))
+    found = memo.load_values("parsed results", digest)
+    if found is not None:
+        return found[0]
     data = parse_results_json(raw.decode("utf-8"))
-    if memo.enabled():
-        memo.store("strict results json", digest, True)
+    memo.store_values("parsed results", digest, data)
     return data
 
 

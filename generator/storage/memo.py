@@ -14,7 +14,8 @@ Kept the same way, each by the sha256 of the text it was made from (or, for the 
 of one function of a string, together in one book: `MemoBook`): a design document's layout
 into quotable units and its fenced blocks (a frozen document rarely changes, and parsing the five
 of the SciFact review was a fifth of a check), what a YAML text parses to (the ledger, readout.yaml,
-the label registry, the package's lexicons: generator.storage.safe_yaml), the orphan scan of a rendered output, and the
+the label registry, the package's lexicons: generator.storage.safe_yaml), the values a results
+file parsed to (generator.results.seal; kept with marshal, `store_values`), the orphan scan of a rendered output, and the
 Jinja templates compiled to bytecode (Jinja checks the template's source checksum itself; the
 signature keeps out bytecode the tool did not write).
 
@@ -38,6 +39,7 @@ import functools
 import hashlib
 import hmac
 import json
+import marshal
 import os
 import stat
 import sys
@@ -58,6 +60,7 @@ KEY_BYTES = 32
 DISABLE_VARIABLE = "READOUT_NO_MEMO"
 _FORMAT = 1
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
+VALUES_SUFFIX = ".values"
 
 
 def _read_regular(path: Path, limit: int) -> bytes:
@@ -175,16 +178,53 @@ class Memo:
         if self.enabled():
             self._write(self._name(kind, inputs), outcome)
 
+    def load_values(self, kind: str, inputs: Any) -> tuple[Any] | None:
+        """Like `load`, for an outcome stored by `store_values`."""
+        if not self.enabled() or self.directory is None:
+            return None
+        name = self._name(kind, inputs)
+        try:
+            entry = _read_regular(self.directory / f"{name}{VALUES_SUFFIX}", MAX_ENTRY_BYTES)
+        except OSError:
+            return None
+        signature, _, body = entry.partition(b"\n")
+        expected = self._signature_of_bytes(name, body)
+        if expected is None or not hmac.compare_digest(expected.encode("ascii"), signature):
+            return None
+        try:
+            return (marshal.loads(body),)
+        except (ValueError, EOFError, TypeError):
+            return None
+
+    def store_values(self, kind: str, inputs: Any, outcome: Any) -> None:
+        """Like `store`, for a large outcome of JSON's values (mappings, lists, text, numbers,
+        booleans, None): kept with marshal, which reads them back three to four times faster than
+        JSON parses them (a parsed results file of a megabyte: 5 ms, not 20). Only an entry whose
+        signature verifies is ever unmarshalled, and the Python version is part of every name."""
+        if not self.enabled() or self.directory is None:
+            return
+        name = self._name(kind, inputs)
+        try:
+            body = marshal.dumps(outcome)
+        except ValueError:
+            return
+        signature = self._signature_of_bytes(name, body)
+        if signature is not None:
+            self._publish_bytes(self.directory / f"{name}{VALUES_SUFFIX}", signature.encode("ascii") + b"\n" + body)
+
     def _name(self, kind: str, inputs: Any) -> str:
         material = json.dumps({"kind": kind, "code": code_fingerprint(), "inputs": inputs}, sort_keys=True,
                               separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(material.encode("ascii")).hexdigest()
 
     def _signature(self, name: str, body: str) -> str | None:
+        return self._signature_of_bytes(name, body.encode("utf-8"))
+
+    def _signature_of_bytes(self, name: str, body: bytes) -> str | None:
         key = self._signing_key()
         if key is None:
             return None
-        return hmac.new(key, f"{name}\n{body}".encode("utf-8"), hashlib.sha256).hexdigest()
+        return hmac.new(key, f"{name}\n".encode("utf-8") + body, hashlib.sha256).hexdigest()
 
     def _read(self, name: str) -> tuple[Any] | None:
         if self.directory is None:
@@ -234,13 +274,16 @@ class Memo:
         return self._key
 
     def _publish(self, path: Path, text: str, exclusive: bool = False) -> None:
+        self._publish_bytes(path, text.encode("utf-8"), exclusive)
+
+    def _publish_bytes(self, path: Path, content: bytes, exclusive: bool = False) -> None:
         """Write whole or not at all: a temporary file renamed (or, for the key, linked) into place."""
         temporary = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(content)
             if exclusive:
                 os.link(temporary, path)
             else:

@@ -304,3 +304,62 @@ def test_a_remembered_rendering_is_the_parsed_one(text, tmp_path, monkeypatch):
     fresh = (visible._parsed(text), quotable_units._reduced(text))
     assert (visible._render_cached(text), quotable_units.reduce_markdown(text)) == fresh
     visible._render_cached.cache_clear()
+
+
+# --- values kept with marshal (a parsed results file) ---------------------------------------------
+
+VALUES = {"table": [{"search": "dense", "nDCG@5": 0.5, "measured": True, "note": None}], "z": -0.0,
+          "per_query": {"q2": [1, 2.25], "q1": []}, "text": "naïve \u2014 ok"}
+
+
+def _values_entry(root: Path) -> Path:
+    [entry] = sorted((root / MEMO_DIR).glob(f"*{memo_module.VALUES_SUFFIX}"))
+    return entry
+
+
+def test_values_read_back_equal_in_order_and_type(tmp_path):
+    _memo(tmp_path).store_values("parsed", "digest", VALUES)
+    [found] = _memo(tmp_path).load_values("parsed", "digest")
+    assert found == VALUES and list(found) == list(VALUES) and list(found["per_query"]) == ["q2", "q1"]
+    assert str(found["z"]) == "-0.0" and found["table"][0]["measured"] is True
+    assert _memo(tmp_path).load_values("parsed", "another digest") is None
+    assert _memo(tmp_path).load_values("another kind", "digest") is None
+
+
+@pytest.mark.parametrize("forge", ["edited body", "foreign key", "unsigned", "cut short", "empty"])
+def test_values_the_tool_did_not_write_are_never_unmarshalled(tmp_path, forge, monkeypatch):
+    import marshal
+
+    _memo(tmp_path).store_values("parsed", "digest", VALUES)
+    entry = _values_entry(tmp_path)
+    signature, _, body = entry.read_bytes().partition(b"\n")
+    if forge == "edited body":
+        entry.write_bytes(signature + b"\n" + marshal.dumps({**VALUES, "z": 1.0}))
+    elif forge == "foreign key":
+        (tmp_path / "key").write_text("0" * 64)
+    elif forge == "unsigned":
+        entry.write_bytes(body)
+    elif forge == "cut short":
+        entry.write_bytes(entry.read_bytes()[:-10])
+    else:
+        entry.write_bytes(b"")
+    unmarshalled = []
+    monkeypatch.setattr(memo_module.marshal, "loads", lambda data: unmarshalled.append(data))
+    assert _memo(tmp_path).load_values("parsed", "digest") is None
+    assert unmarshalled == []
+
+
+def test_a_results_file_reads_back_the_values_it_parsed_to(tmp_path, monkeypatch):
+    import importlib
+
+    seal = importlib.import_module("generator.results.seal")   # the package exports a function of that name
+    monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
+    raw = (L03 / "outputs" / "results.json").read_bytes()
+    parsed = seal._parsed(raw)
+    assert list((tmp_path / "cache" / MEMO_DIR).glob(f"*{memo_module.VALUES_SUFFIX}")), "not remembered"
+    monkeypatch.setattr(seal, "parse_results_json", lambda text: pytest.fail("parsed again"))
+    again = seal._parsed(raw)
+    assert again is not parsed and again == json.loads(raw)
+    assert json.dumps(again) == json.dumps(parsed)   # the same order, the same float text
