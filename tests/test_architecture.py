@@ -229,12 +229,13 @@ def test_light_commands_never_import_heavy_libraries(argv, allowed, tmp_path):
 
 # What each gate command must not import once its memos are warm (generator.storage.memo): the
 # renderer, Jinja and NumPy stay out of `check`; the evaluation stage out of `render --check`;
-# PyYAML out of both (what each YAML text parses to is remembered: generator.storage.safe_yaml).
+# PyYAML out of both (what each YAML text parses to is remembered: generator.storage.safe_yaml),
+# and markdown-it out of both (a claim's Markdown read or rendered is remembered).
 NOT_IMPORTED = {
     ("check", "--no-record"): ["numpy", "scipy", "regex", "yaml", "jinja2", "html5lib", "markdown_it", "generator.render", "snowballstemmer",
                                "generator.evaluate",
                                "generator.commands.build", "generator.commands.scaffold", "generator.sandbox.runner", *MODEL_STACK],
-    ("render", "--check"): ["numpy", "scipy", "regex", "yaml", "html5lib", "generator.evaluate", "generator.commands.build",
+    ("render", "--check"): ["numpy", "scipy", "regex", "yaml", "html5lib", "markdown_it", "generator.evaluate", "generator.commands.build",
                             "generator.commands.scaffold", "generator.sandbox.runner", *MODEL_STACK],
 }
 _MODULES_AFTER = ("import json, sys; from generator.commands.cli import main; rc = main(sys.argv[1:]); "

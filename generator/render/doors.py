@@ -12,14 +12,17 @@ text (Markdown), `code` an identifier, `quote` a quoted design span.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
 from markupsafe import Markup, escape
 
 from generator.core.text.characters import hidden_character, hidden_pattern
 from generator.render.orphans import CLOSE, OPEN, strip_marks
+from generator.storage.memo import book
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 
 def _clean(text: Any) -> str:
@@ -54,6 +57,8 @@ def markdown_inline() -> MarkdownIt:
     """Claim Markdown to inline HTML. Raw HTML is off (it comes out escaped). Links, autolinks
     and images render as their text followed by the address in parentheses, never as href or
     src: the readout makes no request, and a reader still sees every address."""
+    from markdown_it import MarkdownIt   # only for a claim whose rendering is not remembered
+
     md = MarkdownIt("commonmark", {"html": False})
 
     def link_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
@@ -96,7 +101,7 @@ class HtmlDoor:
     """Marked, escaped values for HTML templates (Jinja autoescape is on for these)."""
 
     def __init__(self) -> None:
-        self._md = markdown_inline()
+        self._md: MarkdownIt | None = None
 
     def data(self, value: Any) -> Markup:
         return Markup(OPEN + str(escape(_one_line(value))) + CLOSE)
@@ -105,7 +110,15 @@ class HtmlDoor:
         return Markup(OPEN + "<code>" + str(escape(_one_line(value))) + "</code>" + CLOSE)
 
     def claim(self, text: str) -> Markup:
-        return Markup(OPEN + self._md.renderInline(_one_line(text), {}).strip() + CLOSE)
+        line = _one_line(text)
+        # Remembered by the text (generator.storage.memo): a page whose claims were all rendered
+        # before needs no Markdown parser.
+        return Markup(OPEN + book("inline claim html").get(line, lambda: self._inline(line)) + CLOSE)
+
+    def _inline(self, line: str) -> str:
+        if self._md is None:
+            self._md = markdown_inline()
+        return self._md.renderInline(line, {}).strip()
 
     def join(self, parts: Iterable[Any], sep: str = " ") -> Markup:
         return Markup(escape(sep)).join(parts)

@@ -26,11 +26,13 @@ Punctuation and whitespace between marked spans (Markdown syntax, table pipes, s
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 OPEN = "\ue000"
 CLOSE = "\ue001"
@@ -236,7 +238,11 @@ def scan_html(text: str, name: str) -> list[Orphan]:
     return scanner.orphans
 
 
-_COMMONMARK = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+@functools.cache
+def _commonmark() -> MarkdownIt:
+    from markdown_it import MarkdownIt   # only when a scan is not remembered
+
+    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
 
 
 def scan_markdown(text: str, name: str) -> list[Orphan]:
@@ -245,7 +251,7 @@ def scan_markdown(text: str, name: str) -> list[Orphan]:
     like HTML, so link titles, reference definitions and raw HTML are what a viewer makes of them
     and the build stamp's comment is a comment."""
     scanner = _DocumentScanner(name, text)
-    rendered = _COMMONMARK.render(text)
+    rendered = _commonmark().render(text)
     scanner.element(_html5_parse(rendered))
     return scanner.orphans
 

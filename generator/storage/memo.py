@@ -7,7 +7,8 @@ and costs far more than the hashing: about two seconds on two cores for the SciF
 against a check that otherwise takes a fraction of one. So its outcome is kept under the sha256
 of exactly what determines it: the bytes of the results file and of every file the derivation
 reads, the source of the whole `generator` package and its data files, the Python version, and
-the installed NumPy, SciPy, regex, confusable-homoglyphs and PyYAML versions. A changed byte, line of code or version is a different key, so a memo never
+the installed versions of NumPy, SciPy, regex, confusable-homoglyphs, PyYAML, markdown-it-py, mdurl
+and html5lib. A changed byte, line of code or version is a different key, so a memo never
 answers for inputs it was not made from; the derivation then runs in full, as before.
 
 Kept the same way, each by the sha256 of the text it was made from (or, for the small results
@@ -105,10 +106,12 @@ def _package_files(package: str) -> list[tuple[str, str]]:
 
 
 # The file of each library that names its version, read without importing it: NumPy and SciPy
-# (a derivation draws with them), the Unicode tables a text is folded with (generator.core.text.characters)
-# and PyYAML (a remembered parse, generator.storage.safe_yaml).
+# (a derivation draws with them), the Unicode tables a text is folded with (generator.core.text.characters),
+# PyYAML (a remembered parse, generator.storage.safe_yaml), markdown-it-py and mdurl (a claim's
+# Markdown read or rendered) and html5lib (the orphan scan).
 _VERSION_FILES = {"numpy": "version.py", "scipy": "version.py", "regex": "_main.py",
-                  "confusable_homoglyphs": "_version.py", "yaml": "__init__.py"}
+                  "confusable_homoglyphs": "_version.py", "yaml": "__init__.py", "markdown_it": "__init__.py",
+                  "mdurl": "__init__.py", "html5lib": "__init__.py"}
 
 
 def _version_file(library: str, name: str = "version.py") -> bytes:

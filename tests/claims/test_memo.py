@@ -363,3 +363,21 @@ def test_a_results_file_reads_back_the_values_it_parsed_to(tmp_path, monkeypatch
     again = seal._parsed(raw)
     assert again is not parsed and again == json.loads(raw)
     assert json.dumps(again) == json.dumps(parsed)   # the same order, the same float text
+
+
+@pytest.mark.parametrize("text", ["plain words", "a **bold** claim with `code` and [a link](https://x.org)",
+                                  "![an image](pic.png) and <b>html</b> & more", "<https://x.org> and a@b.org"])
+def test_a_remembered_claim_rendering_is_the_rendered_one_without_a_markdown_parser(text, tmp_path, monkeypatch):
+    from generator.render import doors
+
+    monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
+    monkeypatch.setattr(memo_module, "_BOOKS", {})
+    rendered = doors.HtmlDoor().claim(text)
+    assert rendered == doors.markdown_inline().renderInline(doors._one_line(text), {}).strip().join(
+        [doors.OPEN, doors.CLOSE])
+    memo_module.save_books()
+    monkeypatch.setattr(memo_module, "_BOOKS", {})
+    monkeypatch.setattr(doors, "markdown_inline", lambda: pytest.fail("rendered again"))
+    assert doors.HtmlDoor().claim(text) == rendered
