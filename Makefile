@@ -12,12 +12,19 @@ CHROMIUM ?= $(or $(READOUT_CHROMIUM),/usr/bin/chromium)
 
 .PHONY: demo test test-fast test-pythons selftest bench clean-venv chromium
 
+# Installed without compiling bytecode (--no-compile): pip compiled every module of torch, Ray,
+# SciPy and transformers, two of the three minutes of an install here, and a run imports a small
+# part of them. Python compiles a module when it is first imported and keeps the bytecode beside
+# it, so the first run pays for what it uses, once; a setting that would make every interpreter
+# compile again each time is not passed on to what make runs.
+unexport PYTHONDONTWRITEBYTECODE
+
 $(BIN)/readout: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# The CPU build of torch first: a looser requirement resolved alone pulls multi-GB CUDA wheels.
-	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet --no-compile torch==2.13.0
+	$(BIN)/python -m pip install --quiet --no-compile -e ".[test]"
 	touch $(BIN)/readout
 
 demo: $(BIN)/readout
