@@ -72,7 +72,12 @@ def _read_regular(path: Path, limit: int) -> bytes:
         status = os.fstat(handle.fileno())
         if not stat.S_ISREG(status.st_mode) or status.st_size > limit:
             raise OSError(f"{path}: not a regular file of at most {limit} bytes")
-        return handle.read(limit + 1)
+        # As many bytes as the file holds (and one more, to see it grow): `read(limit)` would
+        # allocate the whole limit, 64 MB, for every memo read.
+        content = handle.read(status.st_size + 1)
+        if len(content) > limit:
+            raise OSError(f"{path}: not a regular file of at most {limit} bytes")
+        return content
 
 
 @functools.lru_cache(maxsize=1)

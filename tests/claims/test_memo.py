@@ -381,3 +381,18 @@ def test_a_remembered_claim_rendering_is_the_rendered_one_without_a_markdown_par
     monkeypatch.setattr(memo_module, "_BOOKS", {})
     monkeypatch.setattr(doors, "markdown_inline", lambda: pytest.fail("rendered again"))
     assert doors.HtmlDoor().claim(text) == rendered
+
+
+def test_reading_a_memo_allocates_what_it_holds_not_the_limit(tmp_path):
+    import tracemalloc
+
+    _memo(tmp_path).remembered("kind", {"a": 1}, lambda: {"x": 1})
+    _memo(tmp_path).store_values("parsed", "digest", VALUES)
+    tracemalloc.start()
+    try:
+        assert _memo(tmp_path).remembered("kind", {"a": 1}, lambda: pytest.fail("computed again")) == {"x": 1}
+        assert _memo(tmp_path).load_values("parsed", "digest") == (VALUES,)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1024 * 1024, f"{peak:,} bytes to read two small memos"
