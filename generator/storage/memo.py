@@ -196,7 +196,7 @@ class Memo:
         except OSError:
             return None
         signature, _, body = entry.partition(b"\n")
-        expected = self._signature_of_bytes(name, body)
+        expected = self._signature_of_bytes(name + VALUES_SUFFIX, body)
         if expected is None or not hmac.compare_digest(expected.encode("ascii"), signature):
             return None
         try:
@@ -216,7 +216,8 @@ class Memo:
             body = marshal.dumps(outcome)
         except ValueError:
             return
-        signature = self._signature_of_bytes(name, body)
+        # Signed with the suffix in the signed name: bytes signed as one layout never verify as the other.
+        signature = self._signature_of_bytes(name + VALUES_SUFFIX, body)
         if signature is not None:
             self._publish_bytes(self.directory / f"{name}{VALUES_SUFFIX}", signature.encode("ascii") + b"\n" + body)
 

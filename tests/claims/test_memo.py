@@ -396,3 +396,17 @@ def test_reading_a_memo_allocates_what_it_holds_not_the_limit(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 1024 * 1024, f"{peak:,} bytes to read two small memos"
+
+
+def test_a_json_memos_signed_body_never_verifies_as_values(tmp_path, monkeypatch):
+    memo = _memo(tmp_path)
+    memo.store("parsed", "digest", {"x": 1})
+    [entry] = _entries(tmp_path)
+    record = json.loads(entry.read_text())
+    name = entry.name.removesuffix(".json")
+    planted = tmp_path / MEMO_DIR / f"{name}{memo_module.VALUES_SUFFIX}"
+    planted.write_bytes(record["signature"].encode() + b"\n" + record["outcome"].encode())
+    unmarshalled = []
+    monkeypatch.setattr(memo_module.marshal, "loads", lambda data: unmarshalled.append(data))
+    assert _memo(tmp_path).load_values("parsed", "digest") is None
+    assert unmarshalled == []
