@@ -342,8 +342,8 @@ def _remembered(kind: str, text: str, parse: Callable[[], T], encode: Callable[[
 
 
 def _tree_json(node: Node | None) -> Any:
-    """A ledger's node tree as JSON: [line, null | text | [children] | [[key, key line, child], ...]],
-    a mapping as a list of entries, so that its order is the document's."""
+    """A ledger's node tree as JSON: [line, "scalar", null or text], [line, "sequence", [children]]
+    or [line, "mapping", [[key, key line, child], ...]] (entries in a list: the document's order)."""
     if node is None:
         return None
     value = node.value
