@@ -5,8 +5,9 @@ and the renderer shows it to the reader beside the claim.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from generator.core.dataclass import dataclass
 
 
 @dataclass

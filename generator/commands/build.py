@@ -21,10 +21,10 @@ held to the inputs it records, without evaluating anything (no model, no numpy).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 from generator.claims.record.design_rules import read_design_rules
+from generator.core.dataclass import dataclass
 from generator.core.options import RESULTS_FILE, RESULTS_NAME
 from generator.storage.errors import InputError
 from generator.evaluate.currency import input_problems

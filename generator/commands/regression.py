@@ -38,13 +38,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from generator.claims.record.frozen_rules import FrozenRegression, frozen_regression
 from generator.commands.regression_baseline import (Baseline, FirstRelease, _derived, _refuse_the_same_commit,
                                                      resolve_baseline)
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError, clip
 from generator.storage.fileio import dumps_json
 from generator.storage.paths import display_path, path_option

@@ -13,12 +13,12 @@ import json
 import os
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
 from generator.claims.record.noninferiority import RegressionBlock
 from generator.claims.tracing.measured import ResultsFiles
+from generator.core.dataclass import dataclass
 from generator.project import Project
 from generator.results import MAX_RESULTS_BYTES, Results
 from generator.results.model import ResultsModel

@@ -33,9 +33,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from generator.core.dataclass import dataclass
 from generator.core.text.characters import describe, hidden_character
 from generator.claims.record.freeze import freeze_project
 from generator.core.options import RERANK_MODEL

@@ -12,7 +12,9 @@ miss or ordering problem), `headroom` (the oracle order of a row's own candidate
 (the frontier's specification and the ceiling of a depth's candidates), `runfiles` (TREC run and
 qrels files), `textlines` (a dataset file's lines: plain or gzip, any line ends), `ids` (what a query or document id may hold), `rows` (the row specification and the
 roles rows play), `options` (what an evaluation is asked to do, every default), `data_source` (how
-readout.yaml names a dataset), `selftest` (the scorer against the spec's fixtures) and `text` (text as
+readout.yaml names a dataset), `selftest` (the scorer against the spec's fixtures), `dataclass` (the
+package's dataclass: the standard library's, with comparison, hash and repr shared, not compiled
+per class) and `text` (text as
 a reader reads it: characters, numerals, lexicons, verdicts and wording; a subpackage). The kernel
 computes; the results file's blocks are assembled from it by generator.results.builders.
 """

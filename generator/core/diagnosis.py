@@ -14,9 +14,9 @@ ask two different questions:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from generator.core.dataclass import dataclass
 from generator.core.metrics import graded_ndcg_at_k, graded_recall_at_k
 
 IDEAL_TOLERANCE = 1e-12

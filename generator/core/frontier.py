@@ -15,9 +15,10 @@ budget, ties the deeper, then the listed order). Pure functions over plain data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
+from generator.core.dataclass import dataclass
 from generator.core.headroom import oracle_order
 from generator.core.metrics import Metric, macro_mean, metrics_from_names
 from generator.core.rows import PRECISIONS

@@ -47,8 +47,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
+
+from generator.core.dataclass import dataclass
 
 
 def _check_cutoff(k: int) -> None:

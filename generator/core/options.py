@@ -8,10 +8,11 @@ command-line options. This module imports nothing heavy, so a project can be loa
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.storage.paths import default_cache_dir
 from generator.core.text.wording import data_text_problem

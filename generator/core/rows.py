@@ -25,10 +25,11 @@ checker reads the roles without numpy or torch.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.core.text.wording import data_text_problem
 

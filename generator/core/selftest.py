@@ -7,9 +7,9 @@ documents the run retrieved) so anyone can watch the guard catch it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from generator.core.dataclass import dataclass
 from generator.core.fusion import reciprocal_rank_fusion
 from generator.core.metrics import ndcg_at_k, recall_at_k
 

@@ -7,9 +7,9 @@ and the project's dataset, so `readout cost` times exactly the pairs the rerank 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.evaluate.data import load_dataset
 from generator.core.runfiles import read_run

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.evaluate.cache import is_finite_number, seal, warning_line
 from generator.results.builders import timing_summary

@@ -8,10 +8,10 @@ setting, depth or query does not verify; a bad one is measured again, never esti
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from generator.core.dataclass import dataclass
 from generator.evaluate.cache import checksum_problem, content_key, is_finite_number, read_json_entry
 from generator.evaluate.environment import machine, package_versions
 from generator.evaluate.shape_scorer import Pair, build_scorer

@@ -43,10 +43,10 @@ import json
 import random
 import re
 import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.core.ids import code_points, id_form, id_problem
 from generator.core.textlines import MAX_LINE_BYTES  # noqa: F401 - the loaders' bound, named here too

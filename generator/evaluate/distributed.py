@@ -23,11 +23,12 @@ import logging
 import os
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.evaluate.encoding import BATCHES_PER_SHARD, encode_shard, encoding_batches, shards
 from generator.evaluate.models import apply_precision, load_bi_encoder, load_cross_encoder

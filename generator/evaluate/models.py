@@ -12,10 +12,11 @@ import os
 import shutil
 import sys
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError, ModelUnavailableError
 from generator.storage.fileio import remove_if_abandoned
 from generator.core.options import DEVICES, PRECISIONS

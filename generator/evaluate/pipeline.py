@@ -12,12 +12,13 @@ import gc
 import os
 import platform
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from generator import __version__
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError, ModelUnavailableError, clip
 from generator.evaluate.cost import measure_rerank_cost
 from generator.evaluate.currency import UNCHANGED, results_problem, set_problem  # noqa: F401 - set_problem: read here too

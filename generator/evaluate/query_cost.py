@@ -7,8 +7,10 @@ Pure arithmetic over cache entries (no torch), so the fit a figure rests on can 
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Mapping, Sequence
+
+from generator.core.dataclass import dataclass
 
 # Another process or the host can only add time to a batch, never take it away, so the fastest of
 # the repeats is the closest to the batch's own cost. A spell that slows one repeat of a shallow cut

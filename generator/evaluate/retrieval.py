@@ -13,12 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from generator.core.dataclass import dataclass
 from generator.evaluate.cache import EmbeddingCache, RerankCache, content_key, row_chunks
 from generator.evaluate.data import Document
 from generator.core.fusion import min_max_fused_ranking, reciprocal_rank_fusion

@@ -9,10 +9,11 @@ sentence-transformers and bm25s when they run.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from generator.core.dataclass import dataclass
 from generator.core.options import DEFAULT_PRECISION, EvaluationOptions
 from generator.core.rows import RowSpec
 from generator.core.runfiles import read_supplied_run

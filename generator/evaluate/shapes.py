@@ -17,10 +17,10 @@ import copy
 import dataclasses
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import ModelUnavailableError
 from generator.evaluate.models import _offline, _packaged_minilm_path
 from generator.storage.fileio import sha256_file

@@ -15,9 +15,10 @@ million documents.
 from __future__ import annotations
 
 from array import array
-from dataclasses import dataclass
 from itertools import islice
 from typing import Iterable, Iterator, Sequence
+
+from generator.core.dataclass import dataclass
 
 # Documents split per call of bm25s's tokenizer: enough to amortise the call, few enough that the
 # chunk's token strings are a few MB.

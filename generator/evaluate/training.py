@@ -29,13 +29,13 @@ import tempfile
 import time
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from generator import __version__
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError, ModelUnavailableError
 from generator.storage.fileio import atomic_write_json, held_temporary_directory, sha256_file
 from generator.storage.paths import display_path

@@ -24,10 +24,11 @@ Modules: `outputs` (the `outputs:` block: sections, columns and charts per repor
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.core.options import RESULTS_FILE, RESULTS_NAME, EvaluationOptions, build_options, validate_evaluate_block
 from generator.core.data_source import identifier_of

@@ -44,9 +44,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Any, Iterable
 
+from generator.core.dataclass import dataclass
 from generator.core.options import RESULTS_NAME
 from generator.storage.errors import InputError, clip
 from generator.results.schema import CANDIDATE_DEPTH, DOCUMENTS, QUERIES, QUERY_SET, TABLE

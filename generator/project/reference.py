@@ -11,9 +11,9 @@ tests/test_config_reference.py checks that the committed page equals a fresh ren
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
+from generator.core.dataclass import dataclass
 from generator.project import CONFIG_SCHEMA_PATH
 
 REGENERATE = "python docs/generate_config_reference.py"

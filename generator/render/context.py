@@ -9,13 +9,14 @@ the project's own receive the same values under the same names.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
 
 from generator.claims.tracing.report import CheckReport
+from generator.core.dataclass import dataclass
 from generator.project import Project
 from generator.project.outputs import OutputSpec, TableSpec
 from generator.render import charts

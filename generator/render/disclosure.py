@@ -20,12 +20,12 @@ wrote. A page of the project's own still receives the blocks, rendered, as `disc
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
 
+from generator.core.dataclass import dataclass
 from generator.render.bytecode import SignedBytecode
 
 OWN_DIR = Path(__file__).resolve().parent

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from generator.core.dataclass import dataclass
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt

@@ -19,7 +19,7 @@ Determinism: no clock is read; every mapping is emitted in sorted or configured 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -27,6 +27,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from generator.claims.tracing.checker import check_project
+from generator.core.dataclass import dataclass
 from generator.storage.memo import Memo, default_memo, save_books
 from generator.claims.tracing.report import CheckReport, failure_lines
 from generator.storage.errors import InputError

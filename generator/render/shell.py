@@ -27,10 +27,10 @@ page, and never passes `render --check`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.core.dataclass import dataclass
 from generator.core.text.characters import describe, hidden_character
 from generator.storage.errors import InputError
 from generator.storage.paths import display_path, reading

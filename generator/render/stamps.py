@@ -17,10 +17,11 @@ import html
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Iterable
 
+from generator.core.dataclass import dataclass
 from generator.storage.fileio import sha256_file
 from generator.storage.paths import display_path
 from generator.render.orphans import strip_marks

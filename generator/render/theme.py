@@ -37,10 +37,11 @@ from __future__ import annotations
 
 import base64
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.storage.paths import display_path, reading
 from generator.storage.safe_yaml import load_config_with_lines

@@ -5,10 +5,11 @@ string in them has already passed a door."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable
 
 from generator.claims.tracing.report import CheckReport, ClaimResult
+from generator.core.dataclass import dataclass
 from generator.project.outputs import OutputSpec
 from generator.claims.record.quotable_units import reduce_markdown
 from generator.render.sources import design_quote, measured_sentence, short_value

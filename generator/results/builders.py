@@ -10,10 +10,10 @@ are imported only when a comparison is drawn (`draw_comparison`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from generator.core.all_pairs import all_pairs_block as _family_block, reusing
+from generator.core.dataclass import dataclass
 from generator.core.diagnosis import count_verdicts, diagnose, ndcg_verdict, recall_verdict
 from generator.core.frontier import NOTE as FRONTIER_NOTE, SUMMARY_KEYS, ceiling_at_depth
 from generator.core.headroom import NOTE as CEILING_NOTE, oracle_order

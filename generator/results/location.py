@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterable
 
+from generator.core.dataclass import dataclass
 from generator.results.schema import BY_NAME, Block, Field, _slot_pattern, field_named
 
 

@@ -10,10 +10,10 @@ own rows and decided reranker.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Mapping
 
+from generator.core.dataclass import dataclass
 from generator.core.rows import RowRoles
 from generator.results.paths import MISSING, PathSyntaxError, Resolution, Step, parse_path, path_text, resolve
 from generator.results.rows import row_roles

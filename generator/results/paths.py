@@ -28,9 +28,9 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import MAX_ECHO_CHARS, clip, excerpt  # noqa: F401 (the path grammar's messages use them)
 
 

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from typing import Iterable
+
+from generator.core.dataclass import dataclass
 
 FORMAT_VERSION = 2
 # What a value is, for the rules that read a sentence against it.

@@ -24,11 +24,11 @@ import math
 import os
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from generator.core.dataclass import dataclass
 from generator.core.options import RESULTS_NAME  # noqa: F401 (the results file's name, read from here)
 from generator.storage.errors import InputError, ReadoutError
 from generator.storage.bounded_reads import INPUT_BOUNDS, read_input

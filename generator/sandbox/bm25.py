@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
+from generator.core.dataclass import dataclass
 from generator.core.metrics import ordered_sum
 
 TOKEN_PATTERN = r"[a-z0-9]+(?:[-'][a-z0-9]+)?"

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.core.headroom import oracle_order
 from generator.core.metrics import graded_ndcg_at_k, graded_recall_at_k

@@ -13,10 +13,10 @@ Validated when the project loads; nothing here reads a file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.sandbox.bm25 import DEFAULT_B, DEFAULT_K1
 

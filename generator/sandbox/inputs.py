@@ -7,10 +7,10 @@ import csv
 import io
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.storage.bounded_reads import read_input
 from generator.storage.fileio import sha256_file

@@ -39,9 +39,9 @@ admitted 10/10).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.core.diagnosis import diagnose, ndcg_verdict
 from generator.core.fusion import min_max_fusion

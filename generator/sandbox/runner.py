@@ -14,11 +14,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from generator import __version__
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, qrels_copy_entry
 from generator.storage.bounded_reads import read_input

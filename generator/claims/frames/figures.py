@@ -9,11 +9,12 @@ is none, so a sentence never places one.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from generator.claims.evidence import Evidence
 from generator.claims.frames.spec import Frame
+from generator.core.dataclass import dataclass
 
 
 @dataclass(frozen=True)

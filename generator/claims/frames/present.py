@@ -12,8 +12,9 @@ from its phrasing file (generator/claims/frames/phrasings/).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Iterable
+
+from generator.core.dataclass import dataclass
 
 # Decimals a score, a change or an interval end starts from, and the most it may grow to so that
 # a value keeps its side of every threshold it is compared with (and a non-zero value is not 0).

@@ -30,10 +30,10 @@ generator.claims.frames.row_readings, and what a reading holds in generator.clai
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from generator.claims.evidence import Evidence
+from generator.core.dataclass import dataclass
 from generator.core.sample_size import DEFAULT_ALPHA as SIGNIFICANCE_LEVEL, minimum_queries
 from generator.claims.frames import thresholds
 from generator.claims.frames.figures import Figure, Reading, _count, _measured

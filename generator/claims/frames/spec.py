@@ -33,9 +33,10 @@ typed references to the design (generator.claims.frames.thresholds).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from generator.core.dataclass import dataclass
 from generator.results import RESULTS_NAME
 
 MEAN, SHARE, QUERY = "mean", "share", "query"

@@ -21,8 +21,9 @@ that uses it says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
+
+from generator.core.dataclass import dataclass
 
 BUDGET = "budget"
 MARGIN = "margin"

@@ -55,13 +55,14 @@ from __future__ import annotations
 
 import re
 import string
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Union
 
 from generator.claims.frames.spec import COMMON as FRAME_COMMON, KINDS as FRAME_KINDS, Frame
 from generator.claims.language.formats import spec_problem
 from generator.claims.language.predicates import Predicate
+from generator.core.dataclass import dataclass
 from generator.project.outputs import OUTPUT_NAMES
 from generator.results import Step
 

@@ -24,9 +24,10 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
+
+from generator.core.dataclass import dataclass
 
 FUNCTIONS = {"abs": abs, "min": min, "max": max}
 MAX_SOURCE = 500

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.storage.fileio import atomic_write_text
 from generator.storage.paths import display_path, reading

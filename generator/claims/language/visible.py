@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 import string
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Mapping
 
+from generator.core.dataclass import dataclass
 from generator.storage.memo import book
 
 if TYPE_CHECKING:

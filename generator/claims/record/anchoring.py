@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Callable
 
@@ -37,6 +37,7 @@ from generator.claims.record.freeze import FreezeLog, entry_sha256
 from generator.claims.record.git_questions import (_blobs_ever_at, ask_ahead, at_or_before, committed_versions,
                                                    first_commit_adding, first_commit_holding, in_work_tree,
                                                    require_full_history, strictly_before)
+from generator.core.dataclass import dataclass
 from generator.project import FIRST_DRAFT_NAME, Project
 
 ANCHORED = "anchored"

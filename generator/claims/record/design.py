@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import bisect
 import functools
-from dataclasses import dataclass
 from pathlib import Path
 
 from generator.claims.language.ledger import DesignSource
+from generator.core.dataclass import dataclass
 from generator.core.text.characters import describe, hidden_character
 from generator.claims.evidence import Evidence
 from generator.claims.record.quotable_units import _layout_of, reduce_markdown

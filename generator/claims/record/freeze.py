@@ -32,12 +32,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
 from generator.claims.record.design import design_files
+from generator.core.dataclass import dataclass
 from generator.core.text.characters import describe, hidden_character
 from generator.claims.record.design_rules import read_design_rules
 from generator.claims.record.regression_block import REGRESSION_INFO

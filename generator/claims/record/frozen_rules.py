@@ -7,13 +7,13 @@ read is the one the log recorded, never the design as it reads today.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from generator.claims.record.freeze import (ADDED, FREEZE_VERSION, REMOVED, FreezeEntry, FreezeLog, _budgets_read,
                                             read_freeze_log, regression_moved)
 from generator.claims.record.regression_block import (HOW_TO_ADD_REGRESSION, REGRESSION_INFO, RegressionBlock,
                                                       read_regression_block)
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.storage.fileio import sha256_file
 from generator.storage.paths import display_path

@@ -21,11 +21,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from typing import Any
 
 from generator.claims.record.git_questions import committed_versions
+from generator.core.dataclass import dataclass
 from generator.storage.memo import default_memo
 from generator.claims.language.repeats import find_repeats
 from generator.storage.errors import InputError

@@ -47,12 +47,12 @@ so a render that shows the change starts without them once it has been drawn.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 from generator.claims.record.regression_block import (DEFAULT_INCONCLUSIVE, HOW_TO_ADD_REGRESSION,
                                                       INCONCLUSIVE_POLICIES, RegressionBlock, read_regression_block)
+from generator.core.dataclass import dataclass
 from generator.core.options import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_SEED
 from generator.core.sample_size import minimum_queries, too_few_queries
 from generator.core.signflip import plain_float, wins_ties_losses

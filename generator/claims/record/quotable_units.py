@@ -16,9 +16,9 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from generator.core.dataclass import dataclass
 from generator.storage.memo import book, default_memo
 from generator.storage.fileio import sha256_text
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from generator.claims.record.fences import _block, design_fences
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError, clip
 from generator.results import RESULTS_NAME
 from generator.storage.safe_yaml import parse_yaml

@@ -52,10 +52,11 @@ error, not an unknown: a typo must not read as "not measured".
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from generator.claims.record.regression_block import RegressionBlock
+from generator.core.dataclass import dataclass
 from generator.core.sample_size import too_few_queries
 from generator.storage.memo import default_memo
 from generator.claims.language.predicates import (UNKNOWN, Predicate, PredicateEvaluationError,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from generator.claims.record.noninferiority import changes_since
 from generator.claims.language.ledger import Claim, MeasuredSource
 from generator.claims.language.predicates import PredicateEvaluationError
 from generator.claims.evidence import Evidence
+from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.storage.fileio import sha256_file
 from generator.storage.paths import display_path, reading
@@ -49,11 +50,15 @@ class ResultsFiles:
                 self.read[name] = read_results(path, name, missing=missing)
         return self.read[name]
 
-    def get(self, name: str, claim: Claim, line: int, ledger_display: str) -> tuple[Results, str | None]:
-        """The file and, when it cannot be cited, why not (unsealed, changed, or not re-derivable)."""
+    def _stays_inside(self, name: str) -> bool:
+        # Resolving walks every component of both paths; a check asks once per frame read.
         if name not in self.inside:
             self.inside[name] = inside(self.outputs_dir / name, self.outputs_dir)
-        if not self.inside[name]:
+        return self.inside[name]
+
+    def get(self, name: str, claim: Claim, line: int, ledger_display: str) -> tuple[Results, str | None]:
+        """The file and, when it cannot be cited, why not (unsealed, changed, or not re-derivable)."""
+        if not self._stays_inside(name):
             raise InputError(f"claim {claim.id}: results file {name!r} resolves outside outputs/",
                              path=ledger_display, line=line, field="file")
         results = self._load(name, f"results file not found (cited by claim {claim.id} at {ledger_display}:{line}); "
@@ -66,7 +71,7 @@ class ResultsFiles:
         """A results file a decision record's trigger reads, and why it cannot be used (a trigger on
         a missing, unsealed or non-re-deriving file cannot be decided)."""
         path = self.outputs_dir / name
-        if not inside(path, self.outputs_dir):
+        if not self._stays_inside(name):
             return None, f"{name} resolves outside outputs/"
         if name not in self.read and not path.is_file():
             return None, f"outputs/{name} does not exist: `readout build` writes it"

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from typing import Iterable
 
+from generator.core.dataclass import dataclass
 from generator.core.rows import KIND_WORDS, default_rows
 from generator.results import ResultsModel, Step
 from generator.results.location import Location

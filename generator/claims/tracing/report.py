@@ -8,7 +8,7 @@ the first entry of the trace history (`generator.claims.record.history`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from generator.claims.tracing.view import Finding
 from generator.claims.record.freeze import FreezeEntry
 from generator.claims.language.ledger import Claim
 from generator.claims.record.triggers import DecisionRow
+from generator.core.dataclass import dataclass
 from generator.storage.paths import display_path
 
 

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Iterable
 
 from generator.claims.record.triggers import DecisionRow
 from generator.claims.tracing.context import _skip_rerank_reason
 from generator.claims.tracing.measured import ResultsFiles
+from generator.core.dataclass import dataclass
 from generator.core.textlines import lines
 from generator.storage.errors import InputError
 from generator.storage.fileio import sha256_file

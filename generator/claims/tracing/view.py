@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import Any
 
+from generator.core.dataclass import dataclass
 from generator.core.text.characters import fold
 from generator.claims.evidence import Evidence
 from generator.claims.language.formats import place

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from generator.core.dataclass import dataclass
 from generator.storage.memo import book
 from generator.storage.safe_yaml import load_package_data
 

@@ -96,9 +96,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Container
 
+from generator.core.dataclass import dataclass
 from generator.storage.memo import book
 from generator.core.text.number_words import _DENOMINATORS, _FOREIGN_WORDS, _TENS, _UNITS, _WORDS_PATTERN
 

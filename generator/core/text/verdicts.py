@@ -36,8 +36,8 @@ users") is not recognised; the lexicons are lists, not a parser, and grow when a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from generator.core.dataclass import dataclass
 from generator.core.text import lexicon
 
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import importlib
 import re
-from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from generator.claims.tracing.view import ClaimView, Finding
+from generator.core.dataclass import dataclass
 
 # The rule modules, in the order their rules run.
 FAMILIES = ("frames", "sources", "predicates", "placeholders", "presentation", "attribution", "statistic", "subjects", "costs",

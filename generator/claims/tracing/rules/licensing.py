@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 
+from generator.core.dataclass import dataclass
 from generator.core.text import lexicon
 from generator.claims.tracing.naming import rows_in_order
 from generator.claims.tracing.rules import rule

@@ -1,0 +1,95 @@
+"""The package's `dataclass`: the standard library's, with comparison, hash and repr shared rather
+than compiled for each class.
+
+    from generator.core.dataclass import dataclass
+
+    @dataclass(frozen=True)
+    class Budget:
+        metric: str
+        limit: float = 0.0
+
+is the standard library's `@dataclass(frozen=True)` to every reader and every tool:
+`dataclasses.fields`, `replace`, `asdict` and `is_dataclass` work, and `==`, `hash` and `repr`
+give what a dataclass gives (tests/core/test_dataclass.py holds each to the standard library's
+own, field by field).
+
+Why it exists: Python 3.11's `dataclass` writes each method as source text and compiles it,
+six for a frozen class (`__init__`, `__repr__`, `__eq__`, `__hash__`, `__setattr__`,
+`__delattr__`), 1 to 2 ms a class. `readout check` defines 69 before it reads a claim, and
+compiling their methods was about a fifth of its time. Comparison, hashing and repr need nothing a class's field
+names cannot give, so they are one function each here, bound to the class's fields through
+`operator.attrgetter` (C, as fast as the generated tuple); only `__init__` and a frozen class's
+two guards are still compiled by dataclasses.
+
+A class that defines `__eq__`, `__hash__` or `__repr__` in its own body keeps its own, as a
+dataclass would.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import reprlib
+from collections.abc import Callable
+from operator import attrgetter
+from typing import Any, TypeVar
+
+T = TypeVar("T", bound=type)
+
+
+def dataclass(cls: T | None = None, /, *, frozen: bool = False, slots: bool = False,
+              kw_only: bool = False) -> Any:
+    """`@dataclass`, `@dataclass(frozen=True)`, `@dataclass(frozen=True, slots=True)`: init, repr
+    and eq (and a hash when frozen), as the standard library's with the same options."""
+    def wrap(target: T) -> T:
+        own = {name for name in ("__eq__", "__hash__", "__repr__") if name in target.__dict__}
+        # An `__eq__` in the body leaves `__hash__ = None` in the class dict; that is not a hash
+        # the author wrote (dataclasses draws the same line).
+        if "__hash__" in own and target.__dict__["__hash__"] is None and "__eq__" in own:
+            own.discard("__hash__")
+        made = dataclasses.dataclass(target, frozen=frozen, slots=slots, kw_only=kw_only,
+                                     repr=False, eq=False)
+        _share_methods(made, frozen=frozen, own=own)
+        return made
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _share_methods(cls: type, *, frozen: bool, own: set[str]) -> None:
+    fields = dataclasses.fields(cls)
+    compared = _key([field.name for field in fields if field.compare])
+    hashed = _key([field.name for field in fields if (field.compare if field.hash is None else field.hash)])
+    shown = tuple(field.name for field in fields if field.repr)
+
+    def __eq__(self: Any, other: Any) -> Any:
+        if other.__class__ is self.__class__:
+            return compared(self) == compared(other)
+        return NotImplemented
+
+    def __hash__(self: Any) -> int:
+        return hash(hashed(self))
+
+    @reprlib.recursive_repr()
+    def __repr__(self: Any) -> str:
+        values = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
+        return f"{self.__class__.__qualname__}({values})"
+
+    for name, method in (("__eq__", __eq__), ("__repr__", __repr__)):
+        if name not in own:
+            method.__qualname__ = f"{cls.__qualname__}.{name}"
+            setattr(cls, name, method)
+    if "__hash__" not in own:
+        # The dataclass rule for eq=True: a frozen class hashes its fields; a mutable one is
+        # unhashable, as any class that defines __eq__ alone.
+        if frozen:
+            __hash__.__qualname__ = f"{cls.__qualname__}.__hash__"
+        cls.__hash__ = __hash__ if frozen else None   # type: ignore[method-assign, assignment]
+
+
+def _key(names: list[str]) -> Callable[[Any], tuple]:
+    """The tuple of these attributes (attrgetter gives a bare value for one name, nothing for none)."""
+    if not names:
+        return lambda instance: ()
+    if len(names) == 1:
+        get = attrgetter(names[0])
+        return lambda instance: (get(instance),)
+    return attrgetter(*names)
