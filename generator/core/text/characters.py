@@ -110,6 +110,8 @@ def _hidden(text: str):
 def hidden_character(text: str, *, allow: str = "") -> str | None:
     """The first character of `text` a reader cannot see, or None. `allow` names characters the
     caller accepts (a tab, a line end in a multi-line text)."""
+    if text.isascii() and text.isprintable():
+        return None   # ASCII hides only its control characters, and isprintable is C (a 10k-claim ledger asks 95k times)
     for match in _hidden(text):
         if match.group(0) not in allow:
             return match.group(0)
