@@ -7,6 +7,7 @@ bm25s, and package docstrings and ARCHITECTURE.md that name exactly the modules 
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
@@ -53,7 +54,9 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache
 def _modules() -> dict[str, ast.Module]:
+    """Every module's syntax tree, parsed once per worker (a dozen tests read them; none changes one)."""
     return {_module_name(path): ast.parse(path.read_text(encoding="utf-8"))
             for path in sorted(PACKAGE.rglob("*.py"))}
 
