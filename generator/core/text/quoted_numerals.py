@@ -48,21 +48,13 @@ def inside_quoted_span(text: str, numeral: Numeral, quote: str) -> bool:
 
 
 def _surroundings(text: str, start: int, end: int) -> tuple[str | None, str, str | None]:
-    """(previous word, the words holding text[start:end], next word), each compared form."""
-    before = after = None
-    holding = []
-    for word in _WORD.finditer(text):
-        if word.end() <= start:
-            compared = _compared(word.group())
-            if compared:
-                before = compared
-        elif word.start() >= end:
-            compared = _compared(word.group())
-            if compared:
-                after = compared
-                break
-        else:
-            holding.append(word.group())
+    """(previous word, the words holding text[start:end], next word), each compared form. Only the
+    nearest words are compared (normalised): a word that is only punctuation is passed over."""
+    words = list(_WORD.finditer(text))
+    holding = [word.group() for word in words if word.end() > start and word.start() < end]
+    before = next((compared for word in reversed(words) if word.end() <= start
+                   and (compared := _compared(word.group()))), None)
+    after = next((compared for word in words if word.start() >= end and (compared := _compared(word.group()))), None)
     return before, _compared(" ".join(holding)), after
 
 
