@@ -8,6 +8,7 @@ other rules, numbers, verdicts and predicates, still hold it).
 
 from __future__ import annotations
 
+import functools
 import re
 
 from generator.core.text import lexicon
@@ -23,12 +24,13 @@ _SUBJECT_PATTERNS = {kind: lexicon.pattern(f"subject_{kind}") for kind in SUBJEC
 _RUN = lexicon.pattern("run")
 
 
-def subjects_of(text: str) -> set[str]:
-    """The subject kinds a text speaks of."""
-    return {kind for kind, pattern in _SUBJECT_PATTERNS.items() if pattern.search(text)}
+@functools.lru_cache(maxsize=4096)
+def subjects_of(text: str) -> frozenset[str]:
+    """The subject kinds a text speaks of (a ledger cites the same quotes and paths again and again)."""
+    return frozenset(kind for kind, pattern in _SUBJECT_PATTERNS.items() if pattern.search(text))
 
 
-def _value_subjects(value: ShownValue) -> set[str]:
+def _value_subjects(value: ShownValue) -> frozenset[str]:
     """What a measured value is of: every word of its path (`table[search=hybrid].delta_nDCG@5_vs_dense`
     is of fusion, nDCG and dense) and the words of the rows it names."""
     words = re.sub(r"[._\[\]=]+", " ", path_text(value.steps))
