@@ -10,9 +10,9 @@ reads); tests/evaluate/test_rerank_signal.py trains its model on one thread for 
 
 `one_torch_thread` (module scope) sets one thread for the tests of a module that imports it and
 uses it (`pytest.mark.usefixtures("one_torch_thread")`, on the module or on its model tests only,
-so that a light test never imports torch for it) and gives the worker its own count back after
-the module, so the modules that run after it on the same worker are untouched. `ONE_THREAD_ENV` is the same setting for a child
-process (torch reads OMP_NUM_THREADS when it starts).
+so that a light test never imports torch for it), and gives the worker its own count back after
+the module, so the modules that run after it on the same worker are untouched. `ONE_THREAD_ENV`
+is the same setting for a child process (torch reads OMP_NUM_THREADS when it starts).
 """
 
 from __future__ import annotations
