@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import Outcome, run_python
+from tests.one_thread import ONE_THREAD_ENV
 
 CHILD_PRELUDE = r'''
 import json, os, re, signal, sys, time
@@ -74,7 +75,10 @@ class PausingChild:
                  cache: Path | None = None, **spec):
         self.ready, self.go = tmp_path / f"ready-{id(self)}", tmp_path / f"go-{id(self)}"
         spec = {"argv": [str(word) for word in argv], "ready": str(self.ready), "go": str(self.go), **spec}
-        env = {**os.environ, "READOUT_CACHE": str(cache or tmp_path / "readout-cache"), "HF_HUB_OFFLINE": "1"}
+        # One torch thread (tests/one_thread.py): a child that encodes or reranks runs beside the other
+        # xdist worker (or another child) on two cores.
+        env = {**os.environ, "READOUT_CACHE": str(cache or tmp_path / "readout-cache"), "HF_HUB_OFFLINE": "1",
+               **ONE_THREAD_ENV}
         self.completed = None
         self.thread = threading.Thread(target=self._run, args=(script, json.dumps(spec), cwd or tmp_path, env),
                                        daemon=True)

@@ -23,6 +23,7 @@ from generator.project.reference import load_config_schema
 from generator.commands.scaffold import init_lines, init_project
 from generator.commands.starter_design import DESIGN_DOCUMENTS
 from generator.commands.starter_files import DEFAULT_TITLE, scaffold_files
+from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
 STARTER_CLAIMS = ("rows-hybrid", "candidates-fixed", "expected-hybrid", "next-measure", "results-hybrid",
                   "limits-sample")
@@ -225,6 +226,7 @@ def test_init_lines_name_every_file_written(tmp_path):
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_init_then_build_with_data_renders_a_draft_offline(tmp_path, monkeypatch, capsys, make_small_dataset):
     """The issue's acceptance: `readout init DIR && readout build DIR --data <a small BEIR folder>` from an
     empty directory, with the packaged MiniLM and no network (HF_HUB_OFFLINE), in draft mode."""
@@ -369,6 +371,7 @@ def test_a_hint_names_the_projects_own_decision(tmp_path, capsys):
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_a_relative_data_folder_builds_from_a_second_clone_and_the_gate_needs_no_data(tmp_path, monkeypatch, capsys,
                                                                                       make_small_dataset):
     from tests.conftest import git_commit, run_git

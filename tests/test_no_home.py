@@ -13,6 +13,7 @@ import pytest
 
 from generator.commands.cli import main
 from tests.conftest import REPOSITORY_ROOT, Outcome, one_line_error, run_tool, start_python
+from tests.one_thread import ONE_THREAD_ENV
 
 TINY_BEIR = REPOSITORY_ROOT / "examples" / "tiny-beir"
 NO_HOME = ("Error: no home directory to keep the cache in (HOME is not set and this user has none): "
@@ -46,6 +47,7 @@ def test_a_uid_without_a_home_evaluates_with_readout_cache(request):
     run_tool("chmod", "-R", "a+rwX", str(work), check=True)
     env = {key: value for key, value in os.environ.items() if key not in ("HOME", "READOUT_CACHE", "XDG_CONFIG_HOME")}
     env["HF_HUB_OFFLINE"] = "1"
+    env.update(ONE_THREAD_ENV)   # the evaluation's torch on one thread (tests/one_thread.py)
 
     def readout(*args: str, **extra: str):
         child = start_python("-c", "import sys\nfrom generator.commands.cli import run\nsys.argv = ['readout', *sys.argv[1:]]\nrun()",

@@ -31,6 +31,7 @@ import pytest
 from generator.commands.cli import COMMANDS, main
 from generator.evaluate.progress import PROGRESS_LINE
 from tests.conftest import readout_on_path, run_program, run_python
+from tests.one_thread import ONE_THREAD_ENV
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 README = (REPOSITORY / "README.md").read_text(encoding="utf-8")
@@ -146,6 +147,7 @@ def test_a_sequence_of_documented_commands_is_real_output_in_order(body, tmp_pat
     shutil.rmtree(REPOSITORY / created, ignore_errors=True)
     environment = {key: value for key, value in readout_on_path(tmp_path).items() if key != "READOUT_CACHE"}
     environment["HOME"] = str(tmp_path)
+    environment.update(ONE_THREAD_ENV)   # a build encodes with torch (tests/one_thread.py)
     for command, lines in steps:
         words = shlex.split(command, comments=True)
         expected_code = 0

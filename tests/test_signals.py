@@ -21,6 +21,7 @@ from generator.evaluate.cache import checksum_problem
 from generator.evaluate.pipeline import set_problem
 from tests.child_process import CHILD_HOOKS, CHILD_PRELUDE, CHILD_RUN, PausingChild
 from tests.conftest import REPOSITORY_ROOT, Outcome, cost_project
+from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
 TINY_BEIR = REPOSITORY_ROOT / "examples" / "tiny-beir"
 SIGNALS = {"SIGINT": (signal.SIGINT, 130, "Interrupted."), "SIGTERM": (signal.SIGTERM, 143, "Terminated.")}
@@ -153,6 +154,9 @@ COST_ENTRY = r"/cost/[0-9a-f]+/[0-9a-f]{64}\.json$"
 
 
 @pytest.mark.model
+# The child times on one torch thread (tests/child_process.py) and a cost entry's key holds the
+# thread count, so the resuming run here does too.
+@pytest.mark.usefixtures("one_torch_thread")
 def test_sigterm_between_the_layer_entries_of_a_query_times_that_query_again(tmp_path, make_small_dataset,
                                                                               monkeypatch, capsys):
     tiny = tmp_path / "tiny-bert"

@@ -19,8 +19,9 @@ from generator.evaluate.shape_scorer import build_scorer
 from generator.evaluate.models import _packaged_minilm_path
 from generator.evaluate.shapes import BUILT_IN_SHAPES, choose_tokenizer, resolve_shape
 from tests.conftest import cost_project
+from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread")]
 
 PUBLISHED = {  # model: (architecture, layers, hidden, heads, intermediate, vocab, max positions), SPEC section 8
     "BAAI/bge-reranker-v2-m3": ("xlm-roberta", 24, 1024, 16, 4096, 250002, 8194),

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from generator.evaluate.encoding import encode_into, encode_shard, encoding_batches, shards
+from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread")]
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 cross-encoder (its scores mean nothing), and resuming an interrupted rerank run."""
 
 import json
+import shutil
 
 import pytest
 
@@ -10,8 +11,10 @@ from generator.core.options import EvaluationOptions
 from generator.core.rows import RowSpec, default_rows
 from generator.evaluate.pipeline import evaluate, write_outputs
 from generator.evaluate.models import load_cross_encoder
+from tests.conftest import make_small_dataset as write_small_dataset
+from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread")]
 
 
 def _options(data, tmp_path, **overrides):
@@ -19,6 +22,29 @@ def _options(data, tmp_path, **overrides):
                 cache_dir=tmp_path / "cache", progress=False, bootstrap_resamples=500)
     base.update(overrides)
     return EvaluationOptions(**base)
+
+
+@pytest.fixture(scope="module")
+def _small_corpus_embeddings(tmp_path_factory):
+    """The dense cache entry of the small dataset's corpus (conftest's make_small_dataset with its
+    defaults), encoded once for the module by an evaluation of its own."""
+    root = tmp_path_factory.mktemp("small-corpus-embeddings")
+    options = _options(write_small_dataset(root / "data"), root, skip_rerank=True)
+    evaluate(options, log=lambda _: None)
+    return options.cache_dir / "embeddings"
+
+
+@pytest.fixture
+def encoded(_small_corpus_embeddings):
+    """`encoded(cache_dir)`: put a copy of the small corpus's verified embeddings entry into a
+    cache directory, as an earlier evaluation of the same corpus and model leaves it, for the tests
+    that are about what comes after the encoding (it is looked up by the corpus's content and the
+    model, never by a path). Encoding itself, and re-using what it cached, is
+    test_second_evaluate_reuses_cached_embeddings_and_says_so's subject; it starts empty."""
+    def seed(cache_dir):
+        shutil.copytree(_small_corpus_embeddings, cache_dir / "embeddings")
+        return cache_dir
+    return seed
 
 
 def test_second_evaluate_reuses_cached_embeddings_and_says_so(small_dataset, tmp_path):
@@ -34,8 +60,9 @@ def test_second_evaluate_reuses_cached_embeddings_and_says_so(small_dataset, tmp
     assert second["table"] == first["table"]
 
 
-def test_skipped_rerank_row_is_not_measured_and_has_no_numbers(small_dataset, tmp_path):
+def test_skipped_rerank_row_is_not_measured_and_has_no_numbers(small_dataset, tmp_path, encoded):
     options = _options(small_dataset, tmp_path, skip_rerank=True, skip_rerank_reason="no cross-encoder here")
+    encoded(options.cache_dir)
     path = write_outputs(evaluate(options, log=lambda _: None), options, log=lambda _: None)
     results = json.loads(path.read_text())
     rows = {row["search"]: row for row in results["table"]}
@@ -52,8 +79,9 @@ def test_skipped_rerank_row_is_not_measured_and_has_no_numbers(small_dataset, tm
         assert set(results["per_query"][row]) == set(results["manifest"]["query_ids"])
 
 
-def test_rerank_with_a_tiny_random_cross_encoder(small_dataset, tmp_path, tiny_cross_encoder):
+def test_rerank_with_a_tiny_random_cross_encoder(small_dataset, tmp_path, tiny_cross_encoder, encoded):
     options = _options(small_dataset, tmp_path, rerank_model=str(tiny_cross_encoder))
+    encoded(options.cache_dir)
     path = write_outputs(evaluate(options, log=lambda _: None), options, log=lambda _: None)
     text = path.read_text()
     results = json.loads(text)
@@ -102,8 +130,10 @@ def _without_timings(results):
     return stripped
 
 
-def test_interrupted_rerank_resumes_without_recomputing_finished_queries(small_dataset, tmp_path, tiny_cross_encoder):
+def test_interrupted_rerank_resumes_without_recomputing_finished_queries(small_dataset, tmp_path, tiny_cross_encoder,
+                                                                        encoded):
     options = _options(small_dataset, tmp_path, rerank_model=str(tiny_cross_encoder))
+    encoded(options.cache_dir)
     calls: list[str] = []
     # One warm-up call, then three queries finish; the fifth call is interrupted.
     with pytest.raises(KeyboardInterrupt):
@@ -118,6 +148,7 @@ def test_interrupted_rerank_resumes_without_recomputing_finished_queries(small_d
 
     fresh_options = _options(small_dataset, tmp_path, rerank_model=str(tiny_cross_encoder),
                              cache_dir=tmp_path / "fresh-cache")
+    encoded(fresh_options.cache_dir)   # no rerank entry: every query is scored
     uninterrupted = evaluate(fresh_options, log=lambda _: None).results
     assert _without_timings(resumed) == _without_timings(uninterrupted)
     assert set(resumed["rerank_milliseconds"]) == set(uninterrupted["rerank_milliseconds"])
@@ -125,7 +156,7 @@ def test_interrupted_rerank_resumes_without_recomputing_finished_queries(small_d
 
 
 def test_evaluate_command_writes_sample_then_all_queries_with_comparison(small_dataset, tmp_path,
-                                                                          tiny_cross_encoder, capsys):
+                                                                          tiny_cross_encoder, capsys, encoded):
     from generator.commands.cli import main
 
     project = tmp_path / "project"
@@ -133,7 +164,8 @@ def test_evaluate_command_writes_sample_then_all_queries_with_comparison(small_d
     (project / "readout.yaml").write_text(
         f"title: t\nkind: beir\ndata: {small_dataset}\nevaluate:\n  dense_model: minilm-offline\n"
         "  bootstrap_resamples: 200\n  progress: false\n")
-    common = ["evaluate", str(project), "--rerank-model", str(tiny_cross_encoder), "--cache-dir", str(tmp_path / "c")]
+    common = ["evaluate", str(project), "--rerank-model", str(tiny_cross_encoder), "--cache-dir",
+              str(encoded(tmp_path / "c"))]
     assert main(common) == 0
     assert main(common + ["--queries", "all"]) == 0
     err = capsys.readouterr().err
@@ -174,10 +206,12 @@ def _verified(options, evaluation):
 
 @pytest.mark.parametrize("how, label", [("shape", "measured by shape, extrapolated from 2 of 2 layers"),
                                         ("shape-full", "measured by shape")])
-def test_a_skipped_rerank_row_gets_its_cost_measured_by_shape_and_no_quality(small_dataset, tmp_path, how, label):
+def test_a_skipped_rerank_row_gets_its_cost_measured_by_shape_and_no_quality(small_dataset, tmp_path, how, label,
+                                                                           encoded):
     shape = _tiny_shape(tmp_path)
     options = _options(small_dataset, tmp_path, skip_rerank=True, rerank_model=str(shape), rerank_cost=how,
                        rerank_max_length=64, rerank_batch_size=4, device="cpu")
+    encoded(options.cache_dir)
     results, problem = _verified(options, evaluate(options, log=lambda _: None))
     assert problem is None, problem
     cost = results["rerank_costs"]["hybrid+rerank"]
@@ -202,17 +236,20 @@ def test_a_skipped_rerank_row_gets_its_cost_measured_by_shape_and_no_quality(sma
     ({"rerank_cost": "shape", "query_set": "all"}, "release sample only"),
     ({"rerank_cost": "shape", "rerank_model": "no-such-org/no-such-reranker"}, "could not be built"),
 ])
-def test_a_cost_that_was_not_measured_says_why(small_dataset, tmp_path, monkeypatch, overrides, reason):
+def test_a_cost_that_was_not_measured_says_why(small_dataset, tmp_path, monkeypatch, overrides, reason, encoded):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     options = _options(small_dataset, tmp_path, skip_rerank=True, **overrides)
+    encoded(options.cache_dir)
     cost = evaluate(options, log=lambda _: None).results["rerank_costs"]["hybrid+rerank"]
     assert (cost["measured"], cost["cost"], cost["quality"]) == (False, "not measured", "not measured")
     assert reason in cost["not_measured_reason"]
     assert "p95_milliseconds" not in cost
 
 
-def test_a_measured_rerank_row_records_its_own_times_as_its_cost(small_dataset, tmp_path, tiny_cross_encoder):
+def test_a_measured_rerank_row_records_its_own_times_as_its_cost(small_dataset, tmp_path, tiny_cross_encoder,
+                                                                  encoded):
     options = _options(small_dataset, tmp_path, rerank_model=str(tiny_cross_encoder), rerank_batch_size=8)
+    encoded(options.cache_dir)
     results, problem = _verified(options, evaluate(options, log=lambda _: None))
     assert problem is None, problem
     cost = results["rerank_costs"]["hybrid+rerank"]
@@ -236,8 +273,9 @@ def test_evaluate_refuses_a_batch_size_below_one(tmp_path, small_dataset, capsys
     assert err.count("\n") == 1 and f"{field}: expected a positive integer up to 65,536" in err
 
 
-def test_metrics_chosen_by_name_are_computed_compared_and_re_derived(small_dataset, tmp_path):
+def test_metrics_chosen_by_name_are_computed_compared_and_re_derived(small_dataset, tmp_path, encoded):
     options = _options(small_dataset, tmp_path, skip_rerank=True, metrics=("P@5", "MRR@10", "nDCG@10:binary"))
+    encoded(options.cache_dir)
     results, problem = _verified(options, evaluate(options, log=lambda _: None))
     assert problem is None, problem
     hybrid = next(row for row in results["table"] if row["search"] == "hybrid")
@@ -297,20 +335,21 @@ def test_duplicated_documents_rank_together_in_corpus_order(tmp_path, make_small
     assert checked > 0, "the copies reached some query's candidates"
 
 
-def test_a_query_with_no_sparse_candidate_is_recorded(tmp_path, make_small_dataset):
+def test_a_query_with_no_sparse_candidate_is_recorded(tmp_path, make_small_dataset, encoded):
     data = make_small_dataset(tmp_path / "data")
     queries = (data / "queries.jsonl").read_text().splitlines()
     target = json.loads(queries[0])
     queries[0] = json.dumps({**target, "text": "zzqxv wvvkrp"})  # no word the corpus uses
     (data / "queries.jsonl").write_text("\n".join(queries) + "\n")
     options = _options(data, tmp_path, skip_rerank=True)
+    encoded(options.cache_dir)   # the corpus is the small dataset's own; a query changed
     results = evaluate(options, log=lambda _: None).results
     assert results["queries_without_candidates"]["sparse"] == [target["_id"]]
     assert results["queries_without_candidates"]["dense"] == []
     assert results["per_query"]["sparse"][target["_id"]]["recall@5"] == 0.0
 
 
-def test_a_seeded_sample_is_drawn_with_its_seed_and_kept_in_qrels_order(small_dataset, tmp_path):
+def test_a_seeded_sample_is_drawn_with_its_seed_and_kept_in_qrels_order(small_dataset, tmp_path, encoded):
     from generator.evaluate.data import load_dataset
     from generator.core.options import validate_evaluate_block
 
@@ -324,6 +363,7 @@ def test_a_seeded_sample_is_drawn_with_its_seed_and_kept_in_qrels_order(small_da
     block = validate_evaluate_block({"sample": {"size": 3, "order": "seeded", "seed": 1}}, "readout.yaml")
     assert block == {"sample_size": 3, "sample_order": "seeded", "sample_seed": 1}
     options = _options(small_dataset, tmp_path, skip_rerank=True, **block)
+    encoded(options.cache_dir)
     results = evaluate(options, log=lambda _: None).results
     assert results["manifest"]["query_ids"] == first and results["queries"] == 3
     assert results["manifest"]["parameters"]["sample"] == {"size": 3, "order": "seeded", "seed": 1}
@@ -334,14 +374,14 @@ def test_a_seeded_sample_is_drawn_with_its_seed_and_kept_in_qrels_order(small_da
 # --- runs a team already has ------------------------------------------------------------------
 
 
-def test_a_run_file_row_scores_exactly_like_the_row_that_wrote_it(small_dataset, tmp_path):
-    import shutil
-
+def test_a_run_file_row_scores_exactly_like_the_row_that_wrote_it(small_dataset, tmp_path, encoded):
     first = _options(small_dataset, tmp_path / "a", skip_rerank=True)
+    encoded(first.cache_dir)
     write_outputs(evaluate(first, log=lambda _: None), first, log=lambda _: None)
     team = tmp_path / "team.trec"
     shutil.copy(first.runs_dir / "hybrid.trec", team)
     options = _options(small_dataset, tmp_path / "b", skip_rerank=True, rows=(*default_rows(), RowSpec("team", "run", file=team, outside_project=True)))
+    encoded(options.cache_dir)
     results, problem = _verified(options, evaluate(options, log=lambda _: None))
     assert problem is None, problem
     rows = {row["search"]: row for row in results["table"]}
@@ -366,10 +406,11 @@ def sha256_of(path):
     ("nobody Q0 doc000 1 0.5 run", "query 'nobody' is not in the dataset"),
     ("q0 Q0 ghost 1 0.5 run", "document 'ghost' is not in the dataset"),
 ])
-def test_a_bad_run_file_is_refused_with_its_line(small_dataset, tmp_path, line, expected):
+def test_a_bad_run_file_is_refused_with_its_line(small_dataset, tmp_path, line, expected, encoded):
     team = tmp_path / "team.trec"
     team.write_text("q0 Q0 doc001 1 0.9 run\n" + line + "\n")
     options = _options(small_dataset, tmp_path, skip_rerank=True, rows=(*default_rows(), RowSpec("team", "run", file=team, outside_project=True)))
+    encoded(options.cache_dir)
     with pytest.raises(InputError, match=expected) as raised:
         evaluate(options, log=lambda _: None)
     assert raised.value.line == 2

@@ -21,6 +21,7 @@ from generator.core.rows import DEFAULT_RERANK_ROW, RowSpec, default_rows, parse
 from generator.results.rows import row_roles
 from generator.project.reference import load_config_schema
 from generator.results import ResultsModel, parse_path, read_results, seal
+from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
 DENSE = {"name": "dense", "kind": "dense"}
 SPARSE = {"name": "sparse", "kind": "sparse"}
@@ -178,6 +179,7 @@ def _without_run_details(results):
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_the_scifact_four_written_out_give_exactly_the_default_figures(small_dataset, tmp_path):
     default = evaluate(_options(small_dataset, tmp_path / "a", skip_rerank=True), log=lambda _: None).results
     written = [DENSE, SPARSE, {"name": "hybrid", "kind": "fusion", "of": ["dense", "sparse"], "method": "rrf"},
@@ -211,6 +213,7 @@ def custom_outputs(tmp_path_factory, tiny_cross_encoder):
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_configured_rows_run_in_order_with_the_first_as_baseline(custom_outputs):
     options, evaluation = custom_outputs
     results = evaluation.results
@@ -234,6 +237,7 @@ def test_configured_rows_run_in_order_with_the_first_as_baseline(custom_outputs)
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_an_rrf_row_is_the_fusion_of_its_inputs_by_the_sparse_and_dense_figures(custom_outputs):
     options, evaluation = custom_outputs
     from generator.core.fusion import reciprocal_rank_fusion
@@ -263,6 +267,7 @@ def _entry(data, name):
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_a_reranker_recorded_over_another_row_is_refused(custom_outputs, tmp_path):
     options, _ = custom_outputs
     problem = _tampered(options, tmp_path, lambda data: _entry(data, "ce").update(over="minilm"))
@@ -270,6 +275,7 @@ def test_a_reranker_recorded_over_another_row_is_refused(custom_outputs, tmp_pat
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_an_rrf_row_recorded_with_another_constant_or_other_inputs_is_refused(custom_outputs, tmp_path):
     options, _ = custom_outputs
     problem = _tampered(options, tmp_path / "k", lambda data: _entry(data, "rrf3").update(k=60))
@@ -279,6 +285,7 @@ def test_an_rrf_row_recorded_with_another_constant_or_other_inputs_is_refused(cu
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_a_row_renamed_to_another_kinds_word_in_the_recorded_rows_is_refused(custom_outputs, tmp_path):
     options, _ = custom_outputs
 
@@ -302,6 +309,7 @@ def test_a_row_renamed_to_another_kinds_word_in_the_recorded_rows_is_refused(cus
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_a_baseline_swapped_in_the_recorded_rows_is_refused(custom_outputs, tmp_path):
     options, _ = custom_outputs
 
@@ -317,6 +325,7 @@ def test_a_baseline_swapped_in_the_recorded_rows_is_refused(custom_outputs, tmp_
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_dropping_the_recorded_rows_does_not_switch_the_rules_off(custom_outputs, tmp_path):
     options, _ = custom_outputs
     # Without manifest.rows the SciFact roles apply: changes must be over dense, and these are over bm25.
@@ -325,6 +334,7 @@ def test_dropping_the_recorded_rows_does_not_switch_the_rules_off(custom_outputs
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_a_change_over_a_row_that_is_not_the_baseline_is_refused(custom_outputs, tmp_path):
     options, _ = custom_outputs
 
@@ -337,6 +347,7 @@ def test_a_change_over_a_row_that_is_not_the_baseline_is_refused(custom_outputs,
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_a_rerank_row_dropped_from_the_recorded_rows_leaves_its_cost_unexplained(custom_outputs, tmp_path):
     options, _ = custom_outputs
 
@@ -347,6 +358,7 @@ def test_a_rerank_row_dropped_from_the_recorded_rows_leaves_its_cost_unexplained
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_readout_cost_times_the_candidates_of_the_row_the_reranker_reorders(custom_outputs):
     from generator.evaluate.candidates import rerank_candidate_pairs
 
@@ -358,6 +370,7 @@ def test_readout_cost_times_the_candidates_of_the_row_the_reranker_reorders(cust
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_without_a_rerank_row_nothing_is_said_about_a_reranker(small_dataset, tmp_path):
     rows = validate_evaluate_block({"rows": [DENSE, SPARSE]}, "readout.yaml")["rows"]
     options = _options(small_dataset, tmp_path, rows=rows, rerank_cost="shape")
@@ -376,6 +389,7 @@ def test_without_a_rerank_row_nothing_is_said_about_a_reranker(small_dataset, tm
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_a_comparison_naming_no_configured_row_is_refused_before_any_work(small_dataset, tmp_path):
     rows = validate_evaluate_block({"rows": [DENSE, SPARSE]}, "readout.yaml")["rows"]
     options = _options(small_dataset, tmp_path, rows=rows, comparisons=(("hybrid", "dense"),))

@@ -15,8 +15,9 @@ from generator.evaluate.data import SCIFACT_SHA256, load_dataset
 from generator.core.options import EvaluationOptions
 from generator.evaluate.pipeline import evaluate, write_outputs
 from generator.core.runfiles import read_run
+from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("one_torch_thread")]
 
 TREC_MEASURES = {"recall@5": "recall_5", "recall@50": "recall_50", "nDCG@5": "ndcg_cut_5"}
 

@@ -25,6 +25,7 @@ from generator.evaluate.training import (BM25_NEGATIVE, POSITIVE, RANDOM_NEGATIV
                                          progress_line)
 from generator.storage.fileio import sha256_file
 from tests.conftest import REPOSITORY_ROOT, Outcome, one_line_error, run_python
+from tests.one_thread import ONE_THREAD_ENV, one_torch_thread  # noqa: F401 (a fixture)
 
 TINY_BEIR = REPOSITORY_ROOT / "examples" / "tiny-beir"
 QUICK = ["--steps", "6", "--batch-size", "8", "--max-length", "64"]
@@ -58,13 +59,15 @@ def audited_run(tmp_path_factory):
     """`readout train-reranker` from minilm-offline in a project over tiny-beir, in a child
     interpreter under the audit hook: (project, what it printed, its report, the output)."""
     project = _project(tmp_path_factory.mktemp("train"))
-    completed = run_python("-c", AUDITED_RUN, "train-reranker", ".", *QUICK, cwd=project, timeout=180)
+    completed = run_python("-c", AUDITED_RUN, "train-reranker", ".", *QUICK, cwd=project, timeout=180,
+                           env={**os.environ, **ONE_THREAD_ENV})
     report = json.loads(completed.stdout.strip().splitlines()[-1])
     output = project / "models" / "tiny-beir-titles-cross-encoder"
     return project, Outcome(report["code"], completed.stdout, completed.stderr), report, output
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_the_command_finishes_in_under_a_minute_and_writes_the_default_output(audited_run):
     project, outcome, report, output = audited_run
     assert report["code"] == 0, outcome.err
@@ -81,6 +84,7 @@ def test_the_command_finishes_in_under_a_minute_and_writes_the_default_output(au
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_stderr_has_progress_lines_and_nothing_from_the_trainer(audited_run):
     _, outcome, _, _ = audited_run
     lines = outcome.err.splitlines()
@@ -93,6 +97,7 @@ def test_stderr_has_progress_lines_and_nothing_from_the_trainer(audited_run):
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_the_command_never_opens_queries_or_qrels(audited_run):
     project, _, report, _ = audited_run
     data = (project / "tiny-beir").resolve()
@@ -102,6 +107,7 @@ def test_the_command_never_opens_queries_or_qrels(audited_run):
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_the_model_loads_and_scores_a_pair(audited_run):
     from sentence_transformers import CrossEncoder
 
@@ -117,6 +123,7 @@ def test_the_model_loads_and_scores_a_pair(audited_run):
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_training_json_names_what_the_model_was_made_from_and_how(audited_run):
     project, _, _, output = audited_run
     record = json.loads((output / "training.json").read_text(encoding="utf-8"))
@@ -210,6 +217,7 @@ def test_an_out_of_range_setting_names_its_option(tmp_path, monkeypatch, capsys,
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_an_interrupt_during_training_leaves_no_output_directory(tiny_cross_encoder, tmp_path, monkeypatch,
                                                                  capsys):
     advance = StepProgress.advance
@@ -228,6 +236,7 @@ def test_an_interrupt_during_training_leaves_no_output_directory(tiny_cross_enco
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_the_same_seed_trains_the_same_weights_and_force_replaces_the_model(tiny_cross_encoder, tmp_path,
                                                                             monkeypatch, capsys):
     output = tmp_path / "model"
@@ -248,6 +257,7 @@ def test_the_same_seed_trains_the_same_weights_and_force_replaces_the_model(tiny
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("one_torch_thread")
 def test_a_gzip_corpus_trains_the_same_weights_and_training_json_names_the_file_read(tiny_cross_encoder, tmp_path,
                                                                                    monkeypatch, capsys):
     plain, packed = tmp_path / "plain", tmp_path / "packed"

@@ -45,35 +45,51 @@ def _playwright():
     return sync_playwright()
 
 
-@pytest.mark.browser
-def test_readout_opens_from_disk_shows_rows_and_score_and_requests_nothing(rendered, tmp_path):
-    url = rendered.resolve().as_uri()
+@pytest.fixture(scope="module")
+def _chromium():
+    """One Chromium for a module's tests: launching it was most of a short browser test's time."""
     with _playwright() as playwright:
-        browser = _browser(playwright)
+        chromium = _browser(playwright)
         try:
-            for name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
-                page = browser.new_page(viewport=viewport)
-                requests: list[str] = []
-                page.on("request", lambda request, seen=requests: seen.append(request.url))
-                errors: list[str] = []
-                page.on("console", lambda message, seen=errors: seen.append(message.text) if message.type == "error" else None)
-                page.goto(url, wait_until="load")
-                page.wait_for_timeout(200)
-
-                assert page.title() == "The reranker that has to pay for itself"
-                assert page.locator("h1").inner_text() == "The reranker that has to pay for itself"
-                rows = page.locator("#section-results table:not(.per-query) tbody th[scope=row]")
-                assert rows.all_inner_texts() == ["dense", "sparse", "hybrid", "hybrid+rerank"]
-                checked = page.locator("table.checked")
-                checked.scroll_into_view_if_needed()
-                assert checked.locator("tr").nth(1).inner_text().split("\t")[-1].strip() == "4/7"
-                assert checked.locator("tr").nth(0).inner_text().split("\t")[-1].strip() == "0/7"
-                assert page.locator("svg.chart").count() == 3
-                assert requests == [url], f"unexpected requests: {requests}"
-                assert errors == [], f"console errors (a CSP violation would show here): {errors}"
-                page.close()
+            yield chromium
         finally:
-            browser.close()
+            chromium.close()
+
+
+@pytest.fixture
+def browser(_chromium):
+    """The module's Chromium, for one test. `browser.new_page` opens every page in a context of
+    its own (no cookie, storage, cache or request log shared with another page), and whatever a
+    test leaves open, passed or failed, is closed after it."""
+    yield _chromium
+    for context in list(_chromium.contexts):
+        context.close()
+
+
+@pytest.mark.browser
+def test_readout_opens_from_disk_shows_rows_and_score_and_requests_nothing(rendered, tmp_path, browser):
+    url = rendered.resolve().as_uri()
+    for name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+        page = browser.new_page(viewport=viewport)
+        requests: list[str] = []
+        page.on("request", lambda request, seen=requests: seen.append(request.url))
+        errors: list[str] = []
+        page.on("console", lambda message, seen=errors: seen.append(message.text) if message.type == "error" else None)
+        page.goto(url, wait_until="load")
+        page.wait_for_timeout(200)
+
+        assert page.title() == "The reranker that has to pay for itself"
+        assert page.locator("h1").inner_text() == "The reranker that has to pay for itself"
+        rows = page.locator("#section-results table:not(.per-query) tbody th[scope=row]")
+        assert rows.all_inner_texts() == ["dense", "sparse", "hybrid", "hybrid+rerank"]
+        checked = page.locator("table.checked")
+        checked.scroll_into_view_if_needed()
+        assert checked.locator("tr").nth(1).inner_text().split("\t")[-1].strip() == "4/7"
+        assert checked.locator("tr").nth(0).inner_text().split("\t")[-1].strip() == "0/7"
+        assert page.locator("svg.chart").count() == 3
+        assert requests == [url], f"unexpected requests: {requests}"
+        assert errors == [], f"console errors (a CSP violation would show here): {errors}"
+        page.close()
 
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -119,52 +135,47 @@ _OVERFLOWING = """(width) => [...document.querySelectorAll('table, svg.chart, fi
 @pytest.mark.browser
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("name, viewport", [("desktop", DESKTOP), ("phone", PHONE)])
-def test_the_scifact_readout_reads_verdict_first_on_every_screen(name, viewport, scheme):
+def test_the_scifact_readout_reads_verdict_first_on_every_screen(name, viewport, scheme, browser):
     """The committed readout: verdict first, nothing wider than the screen outside its own scroll
     box, every chart titled and described, readable contrast, quiet sources that print expanded,
     and no request. Screenshots go to build/screenshots (or $READOUT_SCREENSHOTS)."""
     url = (REPOSITORY / "outputs" / "readout.html").resolve().as_uri()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        try:
-            page = browser.new_page(viewport=viewport, color_scheme=scheme)
-            requests: list[str] = []
-            page.on("request", lambda request: requests.append(request.url))
-            page.goto(url, wait_until="load")
-            # Under the title the trace line, then the first paragraph of prose is the verdict.
-            first = page.evaluate("""() => {
-                const h1 = document.querySelector('h1');
-                const all = [...document.querySelectorAll('p')];
-                const after = all.filter(p => h1.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING);
-                const prose = after.find(p => p.classList.contains('prose'));
-                return [after[0].getAttribute('data-readout'), prose && prose.closest('section') && prose.closest('section').id];
-            }""")
-            assert first == ["trace", "section-verdict"]
-            assert page.locator("#section-verdict table.decisions").is_visible()
-            assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
-            assert page.evaluate(_OVERFLOWING, viewport["width"]) == []
-            for chart in page.locator("svg.chart").all():
-                assert chart.locator(":scope > title").text_content().strip()
-                assert chart.locator(":scope > desc").text_content().strip()
-                box = chart.bounding_box()
-                assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"] + 1
-            sizes = page.evaluate("[...document.querySelectorAll('svg.chart text')].map(t => parseFloat(getComputedStyle(t).fontSize))")
-            assert sizes and min(sizes) >= 12
-            for selector in ("p.prose", "td", "th", ".table-note", "td.missing", "svg.chart text.tick"):
-                for colour, background in page.evaluate(_COLOURS, selector):
-                    assert _contrast(colour, background) >= 4.5, (selector, colour, background, scheme)
-            notes = page.locator("ul.notes li")
-            assert notes.count() > 20 and not notes.first.is_visible(), "sources are collapsed by default"
-            page.locator("a.ref").first.click()
-            assert notes.first.is_visible(), "following a source marker opens that source"
-            page.screenshot(path=str(SCREENSHOTS / f"readout-{name}-{scheme}.png"), full_page=True)
-            page.emulate_media(media="print")
-            assert page.locator("ul.notes li").nth(5).is_visible(), "print shows every source"
-            assert requests == [url], requests
-            page.close()
-        finally:
-            browser.close()
+    page = browser.new_page(viewport=viewport, color_scheme=scheme)
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(url, wait_until="load")
+    # Under the title the trace line, then the first paragraph of prose is the verdict.
+    first = page.evaluate("""() => {
+        const h1 = document.querySelector('h1');
+        const all = [...document.querySelectorAll('p')];
+        const after = all.filter(p => h1.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING);
+        const prose = after.find(p => p.classList.contains('prose'));
+        return [after[0].getAttribute('data-readout'), prose && prose.closest('section') && prose.closest('section').id];
+    }""")
+    assert first == ["trace", "section-verdict"]
+    assert page.locator("#section-verdict table.decisions").is_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+    assert page.evaluate(_OVERFLOWING, viewport["width"]) == []
+    for chart in page.locator("svg.chart").all():
+        assert chart.locator(":scope > title").text_content().strip()
+        assert chart.locator(":scope > desc").text_content().strip()
+        box = chart.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"] + 1
+    sizes = page.evaluate("[...document.querySelectorAll('svg.chart text')].map(t => parseFloat(getComputedStyle(t).fontSize))")
+    assert sizes and min(sizes) >= 12
+    for selector in ("p.prose", "td", "th", ".table-note", "td.missing", "svg.chart text.tick"):
+        for colour, background in page.evaluate(_COLOURS, selector):
+            assert _contrast(colour, background) >= 4.5, (selector, colour, background, scheme)
+    notes = page.locator("ul.notes li")
+    assert notes.count() > 20 and not notes.first.is_visible(), "sources are collapsed by default"
+    page.locator("a.ref").first.click()
+    assert notes.first.is_visible(), "following a source marker opens that source"
+    page.screenshot(path=str(SCREENSHOTS / f"readout-{name}-{scheme}.png"), full_page=True)
+    page.emulate_media(media="print")
+    assert page.locator("ul.notes li").nth(5).is_visible(), "print shows every source"
+    assert requests == [url], requests
+    page.close()
     assert (SCREENSHOTS / f"readout-{name}-{scheme}.png").stat().st_size > 20_000
 
 
@@ -177,7 +188,7 @@ _DECISION_CELLS = """() => [...document.querySelectorAll('table.decisions th, ta
 
 @pytest.mark.browser
 @pytest.mark.parametrize("viewport", [PHONE, {"width": 1280, "height": 900}], ids=["390px", "1280px"])
-def test_the_decisions_are_read_without_scrolling_and_the_page_opens_on_the_outcome(viewport):
+def test_the_decisions_are_read_without_scrolling_and_the_page_opens_on_the_outcome(viewport, browser):
     """At 390 px every decision is a card: each column, "Decision now" and "Values read" among
     them, inside the screen with no horizontal scroll. At 1280 px and at 390 px the page's first
     sentence states the computed outcome."""
@@ -187,30 +198,25 @@ def test_the_decisions_are_read_without_scrolling_and_the_page_opens_on_the_outc
     report = check_project(load_project(REPOSITORY))
     outcome = next(row for row in report.decisions if row.trigger.decision == "D5").outcome
     url = (REPOSITORY / "outputs" / "readout.html").resolve().as_uri()
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        try:
-            page = browser.new_page(viewport=viewport)
-            page.goto(url, wait_until="load")
-            first = page.evaluate("""() => {
-                const h1 = document.querySelector('h1');
-                const p = [...document.querySelectorAll('p.prose')].find(
-                    p => h1.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING);
-                return p.innerText.split(/(?<=[.!?])\\s/)[0];
-            }""")
-            assert outcome.lower() in first.lower(), first
-            if viewport is PHONE:
-                cells = page.evaluate(_DECISION_CELLS)
-                labels = {label for label, *_ in cells}
-                assert {"Decision now", "Trigger state", "Rule fixed", "Queries read", "Values read", "Trigger"} <= labels, labels
-                for label, left, right, width in cells:
-                    assert left >= 0 and right <= viewport["width"] and width > 0, (label, left, right)
-                for region in page.locator("div.scroll.cards").all():
-                    assert region.evaluate("el => el.scrollWidth <= el.clientWidth"), "the decision cards scroll sideways"
-                page.screenshot(path=str(SCREENSHOTS / "readout-phone-decisions.png"), full_page=False)
-            page.close()
-        finally:
-            browser.close()
+    page = browser.new_page(viewport=viewport)
+    page.goto(url, wait_until="load")
+    first = page.evaluate("""() => {
+        const h1 = document.querySelector('h1');
+        const p = [...document.querySelectorAll('p.prose')].find(
+            p => h1.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING);
+        return p.innerText.split(/(?<=[.!?])\\s/)[0];
+    }""")
+    assert outcome.lower() in first.lower(), first
+    if viewport is PHONE:
+        cells = page.evaluate(_DECISION_CELLS)
+        labels = {label for label, *_ in cells}
+        assert {"Decision now", "Trigger state", "Rule fixed", "Queries read", "Values read", "Trigger"} <= labels, labels
+        for label, left, right, width in cells:
+            assert left >= 0 and right <= viewport["width"] and width > 0, (label, left, right)
+        for region in page.locator("div.scroll.cards").all():
+            assert region.evaluate("el => el.scrollWidth <= el.clientWidth"), "the decision cards scroll sideways"
+        page.screenshot(path=str(SCREENSHOTS / "readout-phone-decisions.png"), full_page=False)
+    page.close()
 
 
 @pytest.mark.browser
@@ -287,7 +293,7 @@ def _shot(page, locator, name: str) -> None:
 
 
 @pytest.mark.browser
-def test_a_phone_reads_the_key_columns_and_is_told_when_a_table_scrolls(scifact_readout):
+def test_a_phone_reads_the_key_columns_and_is_told_when_a_table_scrolls(scifact_readout, browser):
     """At 390 px the rows table shows each row's name and its first measure, and every all-pairs
     matrix the row and its change against the first row, with p and p after Holm, inside the
     table's box with no scrolling;
@@ -296,71 +302,66 @@ def test_a_phone_reads_the_key_columns_and_is_told_when_a_table_scrolls(scifact_
     deltas chart's values stay clear of its zero line and no two tick labels touch, as drawn."""
     url = scifact_readout.resolve().as_uri()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        try:
-            page = browser.new_page(viewport=PHONE)
-            page.goto(url, wait_until="load")
-            tables = page.locator("table.rows").all() + page.locator("table.all-pairs").all()
-            assert len(tables) == 4, "the rows table and three all-pairs tables"
-            for table in tables:
-                for column, text, left, right, width in table.evaluate(_KEY_CELLS):
-                    assert text and width > 0, (column, text)
-                    assert left >= -0.5 and right >= -0.5, f"{text!r} (column {column}) needs a scroll on a phone"
-                    if "all-pairs" in table.get_attribute("class") and column == 2 and "\n" in text:
-                        assert "\np " in text and "\np after Holm " in text, text
-            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-            page.wait_for_timeout(50)
-            cues = page.evaluate(_CUES)
-            assert {"rows", "all-pairs", "frontier", "per-query"} <= {cue["table"] for cue in cues if cue["overflows"]}, cues
-            for cue in cues:
-                assert cue["shown"] == cue["overflows"], cue
-                assert cue["inside"] or not cue["shown"], cue
-            _shot(page, page.locator(".scroll-frame:has(table.rows)"), "readout-phone-tables.png")
-            _shot(page, page.locator(".scroll-frame:has(table.all-pairs)").first, "readout-phone-all-pairs.png")
-            for table in tables:
-                region = table.locator("xpath=ancestor::div[contains(@class, 'scroll')][1]")
-                first = table.locator("tbody th").first
-                before = first.bounding_box()["x"]
-                region.evaluate("region => { region.scrollLeft = 120; }")
-                page.wait_for_timeout(50)
-                assert abs(first.bounding_box()["x"] - before) < 1, "the row's name stays while its row scrolls"
-                region.evaluate("region => { region.scrollLeft = region.scrollWidth; }")
-            page.wait_for_timeout(100)
-            assert not any(cue["shown"] for cue in page.evaluate(_CUES) if cue["table"] in ("rows", "all-pairs")), \
-                "at the table's end the cue is gone"
+    page = browser.new_page(viewport=PHONE)
+    page.goto(url, wait_until="load")
+    tables = page.locator("table.rows").all() + page.locator("table.all-pairs").all()
+    assert len(tables) == 4, "the rows table and three all-pairs tables"
+    for table in tables:
+        for column, text, left, right, width in table.evaluate(_KEY_CELLS):
+            assert text and width > 0, (column, text)
+            assert left >= -0.5 and right >= -0.5, f"{text!r} (column {column}) needs a scroll on a phone"
+            if "all-pairs" in table.get_attribute("class") and column == 2 and "\n" in text:
+                assert "\np " in text and "\np after Holm " in text, text
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    page.wait_for_timeout(50)
+    cues = page.evaluate(_CUES)
+    assert {"rows", "all-pairs", "frontier", "per-query"} <= {cue["table"] for cue in cues if cue["overflows"]}, cues
+    for cue in cues:
+        assert cue["shown"] == cue["overflows"], cue
+        assert cue["inside"] or not cue["shown"], cue
+    _shot(page, page.locator(".scroll-frame:has(table.rows)"), "readout-phone-tables.png")
+    _shot(page, page.locator(".scroll-frame:has(table.all-pairs)").first, "readout-phone-all-pairs.png")
+    for table in tables:
+        region = table.locator("xpath=ancestor::div[contains(@class, 'scroll')][1]")
+        first = table.locator("tbody th").first
+        before = first.bounding_box()["x"]
+        region.evaluate("region => { region.scrollLeft = 120; }")
+        page.wait_for_timeout(50)
+        assert abs(first.bounding_box()["x"] - before) < 1, "the row's name stays while its row scrolls"
+        region.evaluate("region => { region.scrollLeft = region.scrollWidth; }")
+    page.wait_for_timeout(100)
+    assert not any(cue["shown"] for cue in page.evaluate(_CUES) if cue["table"] in ("rows", "all-pairs")), \
+        "at the table's end the cue is gone"
 
-            for viewport in (PHONE, {"width": 360, "height": 740}):
-                page.set_viewport_size(viewport)
-                page.wait_for_timeout(50)
-                for chart in page.locator("svg.chart").all():
-                    drawn = chart.evaluate(_CHART_TEXTS)
-                    for text, left, right in drawn["values"] if drawn["zero"] is not None else []:
-                        assert right <= drawn["zero"] - 1 or left >= drawn["zero"] + 1, \
-                            (viewport["width"], text, left, right, drawn["zero"])
-                    ticks = drawn["ticks"]
-                    assert len(ticks) >= 2, ticks
-                    for (text, _, right), (following, left, _) in zip(ticks, ticks[1:]):
-                        assert left - right >= 2, (viewport["width"], text, following, right, left)
-                    assert ticks[0][1] >= drawn["left"] - 0.5 and ticks[-1][2] <= drawn["right"] + 0.5, ticks
-            page.set_viewport_size(PHONE)
-            deltas = page.locator("figure:has(svg[aria-labelledby^='chart-deltas'])")
-            _shot(page, deltas, "readout-phone-deltas.png")
+    for viewport in (PHONE, {"width": 360, "height": 740}):
+        page.set_viewport_size(viewport)
+        page.wait_for_timeout(50)
+        for chart in page.locator("svg.chart").all():
+            drawn = chart.evaluate(_CHART_TEXTS)
+            for text, left, right in drawn["values"] if drawn["zero"] is not None else []:
+                assert right <= drawn["zero"] - 1 or left >= drawn["zero"] + 1, \
+                    (viewport["width"], text, left, right, drawn["zero"])
+            ticks = drawn["ticks"]
+            assert len(ticks) >= 2, ticks
+            for (text, _, right), (following, left, _) in zip(ticks, ticks[1:]):
+                assert left - right >= 2, (viewport["width"], text, following, right, left)
+            assert ticks[0][1] >= drawn["left"] - 0.5 and ticks[-1][2] <= drawn["right"] + 0.5, ticks
+    page.set_viewport_size(PHONE)
+    deltas = page.locator("figure:has(svg[aria-labelledby^='chart-deltas'])")
+    _shot(page, deltas, "readout-phone-deltas.png")
 
-            page.set_viewport_size(DESKTOP)
-            page.evaluate("window.scrollTo(0, 0)")
-            page.wait_for_timeout(50)
-            for cue in page.evaluate(_CUES):
-                assert cue["shown"] == cue["overflows"], cue
-                if cue["table"] in ("rows", "all-pairs"):
-                    assert not cue["overflows"], cue
-            pairs = page.locator("table.all-pairs").first
-            rows = len(pairs.locator("tbody tr").all())
-            assert pairs.locator("thead th").evaluate_all("cells => cells.filter(c => c.offsetWidth > 0).length") \
-                == rows + 1, "a matrix: each row against every row above it"
-            page.close()
-        finally:
-            browser.close()
+    page.set_viewport_size(DESKTOP)
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_timeout(50)
+    for cue in page.evaluate(_CUES):
+        assert cue["shown"] == cue["overflows"], cue
+        if cue["table"] in ("rows", "all-pairs"):
+            assert not cue["overflows"], cue
+    pairs = page.locator("table.all-pairs").first
+    rows = len(pairs.locator("tbody tr").all())
+    assert pairs.locator("thead th").evaluate_all("cells => cells.filter(c => c.offsetWidth > 0).length") \
+        == rows + 1, "a matrix: each row against every row above it"
+    page.close()
     for name in ("readout-phone-tables.png", "readout-phone-all-pairs.png", "readout-phone-deltas.png"):
         assert (SCREENSHOTS / name).stat().st_size > 10_000, name
 
@@ -425,19 +426,14 @@ def _unaccounted(project: Path, page) -> set[str]:
 
 
 @pytest.mark.browser
-def test_every_numeral_chromium_shows_was_emitted_on_purpose(rendered, repository):
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        try:
-            page = browser.new_page(viewport=DESKTOP)
-            for project in (rendered.parent.parent, repository, repository / "examples" / "l03"):
-                assert _unaccounted(project, page) == set(), project
-        finally:
-            browser.close()
+def test_every_numeral_chromium_shows_was_emitted_on_purpose(rendered, repository, browser):
+    page = browser.new_page(viewport=DESKTOP)
+    for project in (rendered.parent.parent, repository, repository / "examples" / "l03"):
+        assert _unaccounted(project, page) == set(), project
 
 
 @pytest.mark.browser
-def test_generated_ledgers_show_no_numeral_nobody_emitted(tmp_path, make_project):
+def test_generated_ledgers_show_no_numeral_nobody_emitted(tmp_path, make_project, browser):
     """Hypothesis writes claims (words, values in several formats, names with digits) into the fixture
     project; whatever renders, Chromium shows no numeral the checker did not account for."""
     from hypothesis import HealthCheck, given, settings
@@ -450,24 +446,22 @@ def test_generated_ledgers_show_no_numeral_nobody_emitted(tmp_path, make_project
     words = st.sampled_from(["Hybrid", "reaches", "nDCG@5", "BM25", "p95", "on", "the", "sample", "Recall@50",
                              "dense", "sparse", "at", "of"])
     formats = st.sampled_from(["", ":.3f", ":.1%", ":+.3f", ":,"])
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        page = browser.new_page(viewport=DESKTOP)
-        counter = iter(range(10_000))
+    page = browser.new_page(viewport=DESKTOP)
+    counter = iter(range(10_000))
 
-        @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
-        @given(st.lists(st.tuples(st.lists(words, min_size=1, max_size=6), formats), min_size=1, max_size=3))
-        def check(parts):
-            extra = "".join(claim(f"gen-{number}", " ".join(text) + f" {{h{spec}}}.", measured(
-                {"h": "table[search=hybrid].nDCG@5"}), kind="performance") for number, (text, spec) in enumerate(parts))
-            root = make_project(tmp_path / f"g{next(counter)}", extra_claims=extra)
-            if render_project(load_project(root)).ok:
-                assert _unaccounted(root, page) == set()
+    @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.tuples(st.lists(words, min_size=1, max_size=6), formats), min_size=1, max_size=3))
+    def check(parts):
+        extra = "".join(claim(f"gen-{number}", " ".join(text) + f" {{h{spec}}}.", measured(
+            {"h": "table[search=hybrid].nDCG@5"}), kind="performance") for number, (text, spec) in enumerate(parts))
+        root = make_project(tmp_path / f"g{next(counter)}", extra_claims=extra)
+        if render_project(load_project(root)).ok:
+            assert _unaccounted(root, page) == set()
 
-        try:
-            check()
-        finally:
-            browser.close()
+    try:
+        check()
+    finally:
+        page.close()
 
 
 # Template snippets a hand might add: some the scan must refuse, all the browser must agree with.
@@ -477,7 +471,7 @@ SNIPPETS = ['<p title="9 ms">{{ L.verdict }}</p>', "<!-->7 queries", "<!-- 3 -->
 
 
 @pytest.mark.browser
-def test_generated_templates_show_no_numeral_nobody_emitted(tmp_path, make_project):
+def test_generated_templates_show_no_numeral_nobody_emitted(tmp_path, make_project, browser):
     """Hypothesis adds snippets to the readout template; whenever the orphan scan lets the render
     through, Chromium shows no numeral the checker did not account for."""
     from hypothesis import HealthCheck, given, settings
@@ -487,26 +481,24 @@ def test_generated_templates_show_no_numeral_nobody_emitted(tmp_path, make_proje
     from generator.project import load_project
     from generator.render.renderer import render_project
 
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        page = browser.new_page(viewport=DESKTOP)
-        counter = iter(range(10_000))
+    page = browser.new_page(viewport=DESKTOP)
+    counter = iter(range(10_000))
 
-        @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
-        @given(st.lists(st.sampled_from(SNIPPETS), min_size=1, max_size=3))
-        def check(snippets):
-            root = make_project(tmp_path / f"t{next(counter)}", own_templates=True)
-            template = root / "templates" / "readout.html.j2"
-            text = template.read_text(encoding="utf-8")
-            template.write_text(text.replace("</main>", "".join(snippets) + "\n</main>", 1), encoding="utf-8")
-            try:
-                outcome = render_project(load_project(root))
-            except InputError:   # a template the renderer refuses outright renders nothing to compare
-                return
-            if outcome.ok:
-                assert _unaccounted(root, page) == set(), snippets
-
+    @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.sampled_from(SNIPPETS), min_size=1, max_size=3))
+    def check(snippets):
+        root = make_project(tmp_path / f"t{next(counter)}", own_templates=True)
+        template = root / "templates" / "readout.html.j2"
+        text = template.read_text(encoding="utf-8")
+        template.write_text(text.replace("</main>", "".join(snippets) + "\n</main>", 1), encoding="utf-8")
         try:
-            check()
-        finally:
-            browser.close()
+            outcome = render_project(load_project(root))
+        except InputError:   # a template the renderer refuses outright renders nothing to compare
+            return
+        if outcome.ok:
+            assert _unaccounted(root, page) == set(), snippets
+
+    try:
+        check()
+    finally:
+        page.close()

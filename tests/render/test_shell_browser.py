@@ -23,7 +23,7 @@ from typing import Iterator
 import pytest
 
 from tests.conftest import run_cli
-from tests.render.test_browser import _browser, _playwright
+from tests.render.test_browser import _chromium, browser  # noqa: F401 (fixtures)
 from tests.render.test_shell import HONEST_THEMES, _png, _with_slots, post_hoc_project, templates
 
 VIEWPORTS = {"1280": {"width": 1280, "height": 900}, "390": {"width": 390, "height": 844}}
@@ -106,16 +106,14 @@ RLO = "\u202e"
 
 
 @contextmanager
-def _opened(path: Path, viewport: dict) -> Iterator:
-    """One page of Chromium on `path` at `viewport`."""
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        try:
-            page = browser.new_page(viewport=viewport)
-            page.goto(path.resolve().as_uri(), wait_until="load")
-            yield page
-        finally:
-            browser.close()
+def _opened(browser, path: Path, viewport: dict) -> Iterator:
+    """One page of Chromium on `path` at `viewport`, in a context of its own."""
+    page = browser.new_page(viewport=viewport)
+    try:
+        page.goto(path.resolve().as_uri(), wait_until="load")
+        yield page
+    finally:
+        page.close()
 
 
 def _results_with_bidi(root: Path) -> None:
@@ -161,53 +159,43 @@ def _render(root: Path, monkeypatch) -> int:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("viewport", sorted(VIEWPORTS))
-def test_every_tool_block_is_seen_under_every_admitted_theme(themed_pages, viewport):
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        try:
-            for theme, path in sorted(themed_pages.items()):
-                for scheme in ("light", "dark"):
-                    page = browser.new_page(viewport=VIEWPORTS[viewport], color_scheme=scheme)
-                    page.goto(path.resolve().as_uri(), wait_until="load")
-                    found = page.evaluate(_BLOCK_PROBLEMS, {"floor": FLOOR_PX, "aa": AA})
-                    assert found["problems"] == [], (theme, scheme, viewport, found["problems"][:10])
-                    assert {"trace", "decisions", "post-hoc-lines", "post-hoc", "decision-values", "amendments",
-                            "sample", "provenance", "order"} <= set(found["names"]), found["names"]
-                    page.close()
-        finally:
-            browser.close()
+def test_every_tool_block_is_seen_under_every_admitted_theme(themed_pages, viewport, browser):
+    for theme, path in sorted(themed_pages.items()):
+        for scheme in ("light", "dark"):
+            page = browser.new_page(viewport=VIEWPORTS[viewport], color_scheme=scheme)
+            page.goto(path.resolve().as_uri(), wait_until="load")
+            found = page.evaluate(_BLOCK_PROBLEMS, {"floor": FLOOR_PX, "aa": AA})
+            assert found["problems"] == [], (theme, scheme, viewport, found["problems"][:10])
+            assert {"trace", "decisions", "post-hoc-lines", "post-hoc", "decision-values", "amendments",
+                    "sample", "provenance", "order"} <= set(found["names"]), found["names"]
+            page.close()
 
 
 @pytest.mark.browser
-def test_the_first_screen_holds_the_verdict_its_decisions_and_the_post_hoc_lines(themed_pages):
+def test_the_first_screen_holds_the_verdict_its_decisions_and_the_post_hoc_lines(themed_pages, browser):
     """At 1280 by 900, under every theme and with a screen-sized logo: the verdict, the decision
     table and the post hoc lines start on the first screen; the logo stays at its height."""
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        try:
-            for theme, path in sorted(themed_pages.items()):
-                page = browser.new_page(viewport=VIEWPORTS["1280"])
-                page.goto(path.resolve().as_uri(), wait_until="load")
-                tops = page.evaluate("""() => ['#section-verdict .prose', '[data-readout="decisions"]',
-                    '[data-readout="post-hoc-lines"] li'].map(s => document.querySelector(s).getBoundingClientRect().top)""")
-                assert all(0 <= top < 900 for top in tops), (theme, tops)
-                logo = page.locator("img.logo").bounding_box()
-                assert logo["height"] <= 2.5 * 24 + 1 and logo["width"] <= 8 * 24 + 1, (theme, logo)
-                page.close()
-        finally:
-            browser.close()
+    for theme, path in sorted(themed_pages.items()):
+        page = browser.new_page(viewport=VIEWPORTS["1280"])
+        page.goto(path.resolve().as_uri(), wait_until="load")
+        tops = page.evaluate("""() => ['#section-verdict .prose', '[data-readout="decisions"]',
+            '[data-readout="post-hoc-lines"] li'].map(s => document.querySelector(s).getBoundingClientRect().top)""")
+        assert all(0 <= top < 900 for top in tops), (theme, tops)
+        logo = page.locator("img.logo").bounding_box()
+        assert logo["height"] <= 2.5 * 24 + 1 and logo["width"] <= 8 * 24 + 1, (theme, logo)
+        page.close()
 
 
 @pytest.mark.browser
-def test_a_slot_of_500_line_breaks_pushes_nothing_out_of_reach(themed_pages):
-    with _opened(themed_pages["tool"], VIEWPORTS["390"]) as page:
+def test_a_slot_of_500_line_breaks_pushes_nothing_out_of_reach(themed_pages, browser):
+    with _opened(browser, themed_pages["tool"], VIEWPORTS["390"]) as page:
         heights = page.evaluate("[...document.querySelectorAll('div.slot')].map(s => s.getBoundingClientRect().height)")
         assert heights and max(heights) <= 844 / 2 + 1, heights
 
 
 @pytest.mark.browser
-def test_a_right_to_left_override_in_a_query_text_reorders_nothing(themed_pages):
-    with _opened(themed_pages["tool"], VIEWPORTS["1280"]) as page:
+def test_a_right_to_left_override_in_a_query_text_reorders_nothing(themed_pages, browser):
+    with _opened(browser, themed_pages["tool"], VIEWPORTS["1280"]) as page:
         page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
         texts = page.locator("table.per-query .qtext").all_inner_texts()
         assert "insulin [U+202E]esod rotpecer" in texts
@@ -216,10 +204,10 @@ def test_a_right_to_left_override_in_a_query_text_reorders_nothing(themed_pages)
 
 @pytest.mark.browser
 @pytest.mark.parametrize("viewport", sorted(VIEWPORTS))
-def test_the_sticky_row_column_keeps_its_dividers_on_a_phone(themed_pages, viewport):
+def test_the_sticky_row_column_keeps_its_dividers_on_a_phone(themed_pages, viewport, browser):
     """Separate borders: a sticky first cell draws its own divider, so scrolling a row leaves no gap
     (with collapsed borders the divider belongs to the table and the sticky cell paints over it)."""
-    with _opened(themed_pages["tool"], VIEWPORTS[viewport]) as page:
+    with _opened(browser, themed_pages["tool"], VIEWPORTS[viewport]) as page:
         for table in page.locator("table.rows, table.all-pairs").all():
             table.evaluate("t => { t.closest('.scroll').scrollLeft = 60; }")
             cells = table.evaluate("""t => [...t.querySelectorAll('tbody tr')].slice(0, -1).map(row => {
@@ -233,36 +221,31 @@ def test_the_sticky_row_column_keeps_its_dividers_on_a_phone(themed_pages, viewp
 
 @pytest.mark.browser
 def test_the_decisions_query_set_is_the_open_tab_and_the_other_a_click_away(tmp_path, make_project, monkeypatch,
-                                                                            capsys):
+                                                                            capsys, browser):
     from tests.render.test_tables_follow_decisions import _nfcorpus_like
 
     root = make_project(tmp_path / "p")
     _nfcorpus_like(root)
     assert run_cli(root, monkeypatch, capsys, "render").code == 0
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        try:
-            for viewport in VIEWPORTS.values():
-                page = browser.new_page(viewport=viewport)
-                page.goto((root / "outputs" / "readout.html").resolve().as_uri(), wait_until="load")
-                results = page.locator("#section-results")
-                shown = results.locator("table.rows caption .sample")
-                visible = [text for text, seen in zip(shown.all_inner_texts(),
-                                                      [item.is_visible() for item in shown.all()]) if seen]
-                assert visible == ["(every test query, 20 queries)"], visible
-                found = page.evaluate(_BLOCK_PROBLEMS, {"floor": FLOOR_PX, "aa": AA})
-                assert found["problems"] == [], found["problems"][:10]
-                results.locator(".set-tabs label").nth(1).click()
-                visible = [text for text, seen in zip(shown.all_inner_texts(),
-                                                      [item.is_visible() for item in shown.all()]) if seen]
-                assert visible == ["(release sample, 20 queries)"], visible
-                page.close()
-        finally:
-            browser.close()
+    for viewport in VIEWPORTS.values():
+        page = browser.new_page(viewport=viewport)
+        page.goto((root / "outputs" / "readout.html").resolve().as_uri(), wait_until="load")
+        results = page.locator("#section-results")
+        shown = results.locator("table.rows caption .sample")
+        visible = [text for text, seen in zip(shown.all_inner_texts(),
+                                              [item.is_visible() for item in shown.all()]) if seen]
+        assert visible == ["(every test query, 20 queries)"], visible
+        found = page.evaluate(_BLOCK_PROBLEMS, {"floor": FLOOR_PX, "aa": AA})
+        assert found["problems"] == [], found["problems"][:10]
+        results.locator(".set-tabs label").nth(1).click()
+        visible = [text for text, seen in zip(shown.all_inner_texts(),
+                                              [item.is_visible() for item in shown.all()]) if seen]
+        assert visible == ["(release sample, 20 queries)"], visible
+        page.close()
 
 
 @pytest.mark.browser
-def test_a_page_of_the_projects_own_says_so_first(tmp_path, make_project, monkeypatch, capsys):
+def test_a_page_of_the_projects_own_says_so_first(tmp_path, make_project, monkeypatch, capsys, browser):
     """The unverified path: the project's own template hides the decision table; the page it gets
     opens with the notice that it is not the tool's page (and `render --check` fails, test_shell.py)."""
     from tests.conftest import REPOSITORY_ROOT
@@ -273,7 +256,7 @@ def test_a_page_of_the_projects_own_says_so_first(tmp_path, make_project, monkey
         "{% if decisions %}{{ tool.decisions(decisions) }}{% endif %}",
         '<div hidden>{% if decisions %}{{ tool.decisions(decisions) }}{% endif %}</div>'), encoding="utf-8")
     assert run_cli(root, monkeypatch, capsys, "render").code == 0
-    with _opened(root / "outputs" / "readout.html", VIEWPORTS["390"]) as page:
+    with _opened(browser, root / "outputs" / "readout.html", VIEWPORTS["390"]) as page:
         notice = page.locator('[data-readout="unverified"]')
         assert notice.is_visible() and notice.bounding_box()["y"] < 10
         assert "Not verified" in notice.inner_text() and "templates/readout.html.j2" in notice.inner_text()
@@ -302,34 +285,29 @@ ATTACKS = {
 
 @pytest.mark.browser
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_the_probe_sees_every_hiding_technique(themed_pages, attack):
-    with _opened(themed_pages["tool"], VIEWPORTS["1280"]) as page:
+def test_the_probe_sees_every_hiding_technique(themed_pages, attack, browser):
+    with _opened(browser, themed_pages["tool"], VIEWPORTS["1280"]) as page:
         assert page.evaluate(_BLOCK_PROBLEMS, {"floor": FLOOR_PX, "aa": AA})["problems"] == []
         page.evaluate("() => { " + ATTACKS[attack] + " }")
         assert page.evaluate(_BLOCK_PROBLEMS, {"floor": FLOOR_PX, "aa": AA})["problems"] != [], attack
 
 
 @pytest.mark.browser
-def test_the_authors_words_look_apart_from_the_tools_sentences_under_every_theme(themed_pages):
+def test_the_authors_words_look_apart_from_the_tools_sentences_under_every_theme(themed_pages, browser):
     """A theme sets colours and sizes only: the author's words keep their marker and their double
     bar, the tool's sentences have neither, whatever the theme."""
     from tests.render.test_origins import ORIGINS, _rendered_with_origins
 
-    with _playwright() as playwright:
-        browser = _browser(playwright)
-        try:
-            for theme, path in sorted(themed_pages.items()):
-                root = path.parent.parent
-                page_path = root / "origins.html"
-                page_path.write_text(_rendered_with_origins(root, ORIGINS)["readout.html"], encoding="utf-8")
-                for viewport in VIEWPORTS.values():
-                    page = browser.new_page(viewport=viewport)
-                    page.goto(page_path.resolve().as_uri(), wait_until="load")
-                    looks = page.evaluate("""() => ['.prose.origin-author', '.prose.origin-frame'].map(s => {
-                        const p = document.querySelector(s), mark = p.querySelector('.origin-mark');
-                        return [getComputedStyle(p).borderLeftStyle, mark ? mark.checkVisibility() && mark.innerText : null];
-                    })""")
-                    assert looks == [["double", "AUTHOR'S WORDS"], ["none", None]], (theme, looks)
-                    page.close()
-        finally:
-            browser.close()
+    for theme, path in sorted(themed_pages.items()):
+        root = path.parent.parent
+        page_path = root / "origins.html"
+        page_path.write_text(_rendered_with_origins(root, ORIGINS)["readout.html"], encoding="utf-8")
+        for viewport in VIEWPORTS.values():
+            page = browser.new_page(viewport=viewport)
+            page.goto(page_path.resolve().as_uri(), wait_until="load")
+            looks = page.evaluate("""() => ['.prose.origin-author', '.prose.origin-frame'].map(s => {
+                const p = document.querySelector(s), mark = p.querySelector('.origin-mark');
+                return [getComputedStyle(p).borderLeftStyle, mark ? mark.checkVisibility() && mark.innerText : null];
+            })""")
+            assert looks == [["double", "AUTHOR'S WORDS"], ["none", None]], (theme, looks)
+            page.close()
