@@ -14,8 +14,9 @@ from generator.core.rows import RowSpec
 from generator.evaluate.pipeline import evaluate, write_outputs
 from generator.results import read_results, seal
 from tests.conftest import make_small_dataset
+from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread")]
 
 # qrels order q0..q5 becomes this order, which no sort reproduces.
 RENAMED = {"q0": "PLAIN-12", "q1": "PLAIN-102", "q2": "PLAIN-112", "q3": "PLAIN-2", "q4": "b", "q5": "A"}

@@ -12,8 +12,9 @@ import pytest
 from generator.storage.errors import InputError
 from generator.evaluate import cost, cost_sessions
 from generator.evaluate.sweep import rerank_sweep
+from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread")]
 
 TINY = {"model_type": "bert", "max_position_embeddings": 512, "hidden_size": 32, "num_hidden_layers": 2,
         "num_attention_heads": 2, "intermediate_size": 64, "vocab_size": 30522}
