@@ -159,7 +159,7 @@ class RayEngine:
         context.print_on_execution_start = False
         if self.workers is None:
             self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        self.log(f"ray: {self.workers} workers on "
+        self.log(f"ray: {self.workers} worker{'' if self.workers == 1 else 's'} on "
                  f"{'the cluster at ' + self.address if self.address else 'a local cluster'}")
 
     def resolve_device(self, requested: str) -> str:
