@@ -70,13 +70,14 @@ def _read_regular(path: Path, limit: int) -> bytes:
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     with os.fdopen(descriptor, "rb") as handle:
         status = os.fstat(handle.fileno())
+        refused = OSError(f"{path}: not a regular file of at most {limit} bytes")
         if not stat.S_ISREG(status.st_mode) or status.st_size > limit:
-            raise OSError(f"{path}: not a regular file of at most {limit} bytes")
+            raise refused
         # As many bytes as the file holds (and one more, to see it grow): `read(limit)` would
         # allocate the whole limit, 64 MB, for every memo read.
         content = handle.read(status.st_size + 1)
         if len(content) > limit:
-            raise OSError(f"{path}: not a regular file of at most {limit} bytes")
+            raise refused
         return content
 
 
