@@ -40,6 +40,7 @@ from generator.claims.record.freeze import freeze_project, pending_post_hoc
 from generator.commands.cli import main
 from generator.project import load_project
 from generator.results import seal
+from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture: tests/one_thread.py says why)
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
 SCIFACT_DIR = (REPOSITORY_ROOT / ".." / "shared" / "data" / "scifact").resolve()

@@ -8,11 +8,12 @@ and in 0.07 s with one. The thread count changes how fast the tests' tiny models
 they compute into what a test asserts (results record the count in `threads`, which no test
 reads); tests/evaluate/test_rerank_signal.py trains its model on one thread for the same reason.
 
-`one_torch_thread` (module scope) sets one thread for the tests of a module that imports it and
-uses it (`pytest.mark.usefixtures("one_torch_thread")`, on the module or on its model tests only,
-so that a light test never imports torch for it), and gives the worker its own count back after
-the module, so the modules that run after it on the same worker are untouched. `ONE_THREAD_ENV`
-is the same setting for a child process (torch reads OMP_NUM_THREADS when it starts).
+`one_torch_thread` (module scope, offered to every module through tests/conftest.py) sets one
+thread for the tests of a module that uses it (`pytest.mark.usefixtures("one_torch_thread")`, on
+the module or on its model tests only, so that a light test never imports torch for it), and gives
+the worker its own count back after the module, so the modules that run after it on the same
+worker are untouched. `ONE_THREAD_ENV` is the same setting for a child process (torch reads
+OMP_NUM_THREADS when it starts).
 """
 
 from __future__ import annotations

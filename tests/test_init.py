@@ -23,7 +23,6 @@ from generator.project.reference import load_config_schema
 from generator.commands.scaffold import init_lines, init_project
 from generator.commands.starter_design import DESIGN_DOCUMENTS
 from generator.commands.starter_files import DEFAULT_TITLE, scaffold_files
-from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
 STARTER_CLAIMS = ("rows-hybrid", "candidates-fixed", "expected-hybrid", "next-measure", "results-hybrid",
                   "limits-sample")

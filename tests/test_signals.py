@@ -21,7 +21,6 @@ from generator.evaluate.cache import checksum_problem
 from generator.evaluate.pipeline import set_problem
 from tests.child_process import CHILD_HOOKS, CHILD_PRELUDE, CHILD_RUN, PausingChild
 from tests.conftest import REPOSITORY_ROOT, Outcome, cost_project
-from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
 TINY_BEIR = REPOSITORY_ROOT / "examples" / "tiny-beir"
 SIGNALS = {"SIGINT": (signal.SIGINT, 130, "Interrupted."), "SIGTERM": (signal.SIGTERM, 143, "Terminated.")}

@@ -16,7 +16,6 @@ from generator.evaluate.cache import (EmbeddingCache, RerankCache, entry_checksu
 from generator.evaluate.cost import measure_rerank_cost
 from generator.core.options import EvaluationOptions
 from generator.evaluate.pipeline import evaluate
-from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread")]
 

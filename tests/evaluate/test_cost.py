@@ -19,7 +19,6 @@ from generator.evaluate.shape_scorer import build_scorer
 from generator.evaluate.models import _packaged_minilm_path
 from generator.evaluate.shapes import BUILT_IN_SHAPES, choose_tokenizer, resolve_shape
 from tests.conftest import cost_project
-from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread")]
 

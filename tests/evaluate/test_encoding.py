@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from generator.evaluate.encoding import encode_into, encode_shard, encoding_batches, shards
-from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread")]
 

@@ -12,7 +12,6 @@ from generator.core.rows import RowSpec, default_rows
 from generator.evaluate.pipeline import evaluate, write_outputs
 from generator.evaluate.models import load_cross_encoder
 from tests.conftest import make_small_dataset as write_small_dataset
-from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread")]
 

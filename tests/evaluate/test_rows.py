@@ -21,7 +21,6 @@ from generator.core.rows import DEFAULT_RERANK_ROW, RowSpec, default_rows, parse
 from generator.results.rows import row_roles
 from generator.project.reference import load_config_schema
 from generator.results import ResultsModel, parse_path, read_results, seal
-from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
 DENSE = {"name": "dense", "kind": "dense"}
 SPARSE = {"name": "sparse", "kind": "sparse"}

@@ -15,7 +15,6 @@ from generator.evaluate.data import SCIFACT_SHA256, load_dataset
 from generator.core.options import EvaluationOptions
 from generator.evaluate.pipeline import evaluate, write_outputs
 from generator.core.runfiles import read_run
-from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("one_torch_thread")]
 

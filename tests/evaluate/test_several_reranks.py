@@ -14,7 +14,6 @@ from generator.core.options import EvaluationOptions
 from generator.core.rows import RowSpec
 from generator.evaluate.pipeline import evaluate, write_outputs
 from generator.results import read_results, seal
-from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread")]
 

@@ -12,7 +12,6 @@ import pytest
 from generator.storage.errors import InputError
 from generator.evaluate import cost, cost_sessions
 from generator.evaluate.sweep import rerank_sweep
-from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread")]
 

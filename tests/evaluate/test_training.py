@@ -25,7 +25,7 @@ from generator.evaluate.training import (BM25_NEGATIVE, POSITIVE, RANDOM_NEGATIV
                                          progress_line)
 from generator.storage.fileio import sha256_file
 from tests.conftest import REPOSITORY_ROOT, Outcome, one_line_error, run_python
-from tests.one_thread import ONE_THREAD_ENV, one_torch_thread  # noqa: F401 (a fixture)
+from tests.one_thread import ONE_THREAD_ENV
 
 TINY_BEIR = REPOSITORY_ROOT / "examples" / "tiny-beir"
 QUICK = ["--steps", "6", "--batch-size", "8", "--max-length", "64"]
