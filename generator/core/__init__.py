@@ -14,7 +14,7 @@ qrels files), `textlines` (a dataset file's lines: plain or gzip, any line ends)
 roles rows play), `options` (what an evaluation is asked to do, every default), `data_source` (how
 readout.yaml names a dataset), `selftest` (the scorer against the spec's fixtures), `dataclass` (the
 package's dataclass: the standard library's, with comparison, hash and repr shared, not compiled
-per class) and `text` (text as
+per class, and what it still compiles remembered) and `text` (text as
 a reader reads it: characters, numerals, lexicons, verdicts and wording; a subpackage). The kernel
 computes; the results file's blocks are assembled from it by generator.results.builders.
 """

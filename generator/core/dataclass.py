@@ -23,15 +23,31 @@ two guards are still compiled by dataclasses.
 
 A class that defines `__eq__`, `__hash__` or `__repr__` in its own body keeps its own, as a
 dataclass would.
+
+What dataclasses still compiles (`__init__`, and a frozen class's guards) is compiled once per
+machine, not once per start: dataclasses hands each method's source text to `exec`, and while the
+package's decorator runs, that `exec` finds the code compiled from the same text in a signed memo
+(generator.storage.memo, kept under the package's code, Python's version and its optimisation
+level) before compiling it. The text is the whole key and the code is what `compile` makes of it,
+so a class is made exactly as dataclasses makes it; compiling these methods was the largest
+single cost of a `readout check` after the first (about a tenth of it, measured on the SciFact
+review). The standard library's `dataclasses` is touched only while the decorator runs, under a
+lock, so a dataclass of any other library is made as before.
 """
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import reprlib
+import sys
+import threading
+import types
 from collections.abc import Callable
 from operator import attrgetter
 from typing import Any, TypeVar
+
+from generator.storage.memo import default_memo
 
 T = TypeVar("T", bound=type)
 
@@ -46,8 +62,13 @@ def dataclass(cls: T | None = None, /, *, frozen: bool = False, slots: bool = Fa
         # the author wrote (dataclasses draws the same line).
         if "__hash__" in own and target.__dict__["__hash__"] is None and "__eq__" in own:
             own.discard("__hash__")
-        made = dataclasses.dataclass(target, frozen=frozen, slots=slots, kw_only=kw_only,
-                                     repr=False, eq=False)
+        with _REMEMBERED_EXEC:
+            dataclasses.exec = _exec_remembered   # type: ignore[attr-defined]
+            try:
+                made = dataclasses.dataclass(target, frozen=frozen, slots=slots, kw_only=kw_only,
+                                             repr=False, eq=False)
+            finally:
+                del dataclasses.exec   # type: ignore[attr-defined]
         _share_methods(made, frozen=frozen, own=own)
         return made
 
@@ -93,3 +114,59 @@ def _key(names: list[str]) -> Callable[[Any], tuple]:
         get = attrgetter(names[0])
         return lambda instance: (get(instance),)
     return attrgetter(*names)
+
+
+# One class at a time: dataclasses' module namespace is shared by every thread.
+_REMEMBERED_EXEC = threading.RLock()
+_MEMO_KIND = "dataclass methods"
+
+
+class _CompiledMethods:
+    """The code compiled from each method text dataclasses wrote, by the text: read from the memo
+    at the first class, written back at exit when a class compiled something new."""
+
+    def __init__(self) -> None:
+        self.codes: dict[str, types.CodeType] | None = None
+        self.compiled = 0   # compiled in this process, not found in the memo
+
+    def code(self, source: str) -> types.CodeType:
+        if self.codes is None:
+            self.codes = self._remembered()
+            atexit.register(self.save)
+        code = self.codes.get(source)
+        if code is None:
+            # dont_inherit: the flags of dataclasses' own `exec` (this module's `annotations`
+            # future would make every annotation of an `__init__` a string).
+            code = self.codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
+            self.compiled += 1
+        return code
+
+    def save(self) -> None:
+        if self.compiled and self.codes is not None:
+            try:
+                default_memo().store_values(_MEMO_KIND, _memo_inputs(), self.codes)
+            except (OSError, ValueError):
+                pass   # a cache that cannot be written costs only time
+
+    @staticmethod
+    def _remembered() -> dict[str, types.CodeType]:
+        try:
+            found = default_memo().load_values(_MEMO_KIND, _memo_inputs())
+        except (OSError, ValueError):   # the package's own files unreadable: compile, as dataclasses does
+            return {}
+        stored = found[0] if found is not None and isinstance(found[0], dict) else {}
+        return {source: code for source, code in stored.items()
+                if isinstance(source, str) and isinstance(code, types.CodeType)}
+
+
+def _memo_inputs() -> str:
+    # The memo's name already holds the package's code and Python's version; -O changes what compiles.
+    return f"method texts compiled at optimisation level {sys.flags.optimize}"
+
+
+COMPILED_METHODS = _CompiledMethods()
+
+
+def _exec_remembered(source: Any, globals: Any = None, locals: Any = None) -> None:
+    """`exec` as dataclasses calls it, with a text compiled before taken from the memo."""
+    exec(COMPILED_METHODS.code(source) if isinstance(source, str) else source, globals, locals)

@@ -16,7 +16,8 @@ of one function of a string, together in one book: `MemoBook`): a design documen
 into quotable units and its fenced blocks (a frozen document rarely changes, and parsing the five
 of the SciFact review was a fifth of a check), what a YAML text parses to (the ledger, readout.yaml,
 the label registry, the package's lexicons: generator.storage.safe_yaml), the values a results
-file parsed to (generator.results.seal; kept with marshal, `store_values`), the orphan scan of a rendered output, and the
+file parsed to (generator.results.seal; kept with marshal, `store_values`), the orphan scan of a rendered output, the methods dataclasses compiles for the package's classes
+(generator.core.dataclass; kept with marshal, by their source text), and the
 Jinja templates compiled to bytecode (Jinja checks the template's source checksum itself; the
 signature keeps out bytecode the tool did not write).
 
@@ -207,7 +208,7 @@ class Memo:
 
     def store_values(self, kind: str, inputs: Any, outcome: Any) -> None:
         """Like `store`, for a large outcome of JSON's values (mappings, lists, text, numbers,
-        booleans, None): kept with marshal, which reads them back three to four times faster than
+        booleans, None), or of code objects compiled here: kept with marshal, which reads them back three to four times faster than
         JSON parses them (a parsed results file of a megabyte: 5 ms, not 20). Only an entry whose
         signature verifies is ever unmarshalled, and the Python version is part of every name."""
         if not self.enabled() or self.directory is None:
