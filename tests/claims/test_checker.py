@@ -3,6 +3,7 @@ asserting the exit code and the exact message."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from pathlib import Path
@@ -467,3 +468,30 @@ def test_section_not_declared_in_readout_yaml_exits_2(project, capsys):
     assert code == 2
     assert err == (f"Error: claims/ledger.yaml:{line + 2}: section: claim misplaced: section 'verdict' is not declared "
                    "for output readout in readout.yaml; choose one of results\n")
+
+
+def test_a_check_makes_no_cyclic_garbage_so_pausing_the_collector_frees_nothing_late(project, monkeypatch):
+    """check_project pauses the cyclic collector for its length (it walked a growing heap for
+    nothing: no check made a cycle). Held here for a ledger whose claims trace and fail, read cold
+    and from the memos; a cycle a change brings back fails this test, not a user's memory."""
+    write_ledger(project, claim("path-typo", "Dense reaches nDCG@5 {dense:.3f}.",
+                                measured({"dense": "table[search=dense].nDGC@5"}), kind="performance")
+                 + claim("typed-number", "Dense reaches nDCG@5 {dense:.3f} on the sample, about 0.35.",
+                         measured({"dense": "table[search=dense].nDCG@5"}), kind="performance"))
+    for memos_off in ("1", "0", "0"):
+        monkeypatch.setenv("READOUT_NO_MEMO", memos_off)
+        gc.collect()
+        gc.disable()
+        try:
+            report = check_project(load_project(project))
+            assert not gc.isenabled()   # the caller's state is the one put back
+            garbage = gc.collect()
+        finally:
+            gc.enable()
+        assert report.untraceable == 2 and garbage == 0, memos_off
+    seen = []
+    import generator.claims.tracing.checker as checker
+    real = checker.check_claim
+    monkeypatch.setattr(checker, "check_claim", lambda *args: seen.append(gc.isenabled()) or real(*args))
+    check_project(load_project(project))
+    assert seen and not any(seen) and gc.isenabled()
