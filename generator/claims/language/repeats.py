@@ -24,17 +24,14 @@ from typing import Iterable
 FILLERS = frozenset(("a", "an", "the", "and", "also", "so", "just", "really", "very", "indeed", "quite", "still",
                      "actually", "clearly", "simply", "truly", "of", "that", "this", "it", "is", "are", "was",
                      "were", "be", "been"))
-_TOKEN = re.compile(r"\{\s*([A-Za-z_]\w*)[^}]*\}|[^\W_]+(?:[.,][^\W_]+)*", re.UNICODE)
+# (placeholder name, word): one of the two is empty in each token.
+_TOKEN = re.compile(r"\{\s*([A-Za-z_]\w*)[^}]*\}|([^\W_]+(?:[.,][^\W_]+)*)", re.UNICODE)
 
 
 def sentence_key(text: str) -> tuple[str, ...]:
     """What two sentences must share to be the same words."""
-    tokens = []
-    for match in _TOKEN.finditer(text):
-        token = "{" + match.group(1) + "}" if match.group(1) else match.group(0).lower()
-        if token not in FILLERS:
-            tokens.append(token)
-    return tuple(sorted(tokens))
+    tokens = [f"{{{name}}}" if name else word.lower() for name, word in _TOKEN.findall(text)]
+    return tuple(sorted(token for token in tokens if token not in FILLERS))
 
 
 def find_repeats(claims: Iterable[tuple[str, str, str]]) -> dict[str, str]:

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 PLACED_OPEN = "\ue010"
 PLACED_CLOSE = "\ue011"
 UNFILLED_PLACEHOLDER = "[no value]"
+# One filled value, marks included (re.split with it keeps each value as a piece of its own).
+PLACED_VALUE = re.compile(f"({PLACED_OPEN}[^{PLACED_CLOSE}]*{PLACED_CLOSE})")
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>&~#!|])")
 _NEEDS_MARKDOWN = re.compile(r"[\\`*_\[\]<>&~!]|https?:|www\.")
 

@@ -31,8 +31,7 @@ from generator.core.text.characters import fold
 from generator.claims.evidence import Evidence
 from generator.claims.language.formats import place
 from generator.claims.language.ledger import Claim, DecisionSource, DesignSource, MeasuredSource
-from generator.claims.language.visible import (PLACED_CLOSE, PLACED_OPEN, Visible, render_visible,
-                                               source_with_values)
+from generator.claims.language.visible import PLACED_OPEN, PLACED_VALUE, Visible, render_visible, source_with_values
 from generator.claims.record.design import check_design_source
 from generator.claims.record.quotable_units import reduce_markdown
 from generator.claims.tracing.context import CheckContext
@@ -94,7 +93,7 @@ class ClaimView:
     def authored(self) -> str:
         """The canonical sentence with every value filled from results blanked: the author's words.
         A word inside a filled value (a stage record, a row's label) is the results', not theirs."""
-        pieces = re.split(f"({PLACED_OPEN}[^{PLACED_CLOSE}]*{PLACED_CLOSE})", self.visible.text)
+        pieces = PLACED_VALUE.split(self.visible.text)
         return "".join(BLANK if piece.startswith(PLACED_OPEN) else fold(piece) for piece in pieces)
 
     @cached_property

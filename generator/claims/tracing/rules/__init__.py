@@ -21,6 +21,7 @@ numeral from evidence).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from typing import Callable, Iterable
@@ -97,6 +98,11 @@ def by_code(code: str) -> Rule:
 def findings(view: ClaimView) -> list[Finding]:
     """Every rule's findings on one claim, in registry order: a frame's rules for a frame, every
     other rule for the author's words."""
-    framed = view.claim.frame is not None
-    return [Finding(entry.code, message) for entry in registry()
-            if (entry.family in FRAME_FAMILIES) == framed for message in entry.check(view)]
+    return [Finding(entry.code, message) for entry in _rules_for(framed=view.claim.frame is not None)
+            for message in entry.check(view)]
+
+
+@functools.cache
+def _rules_for(*, framed: bool) -> tuple[Rule, ...]:
+    """The rules that read a frame, or those that read the author's words, in registry order."""
+    return tuple(entry for entry in registry() if (entry.family in FRAME_FAMILIES) == framed)

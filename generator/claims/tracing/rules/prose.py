@@ -15,7 +15,7 @@ import re
 
 from generator.core.text.characters import fold
 from generator.claims.language import prose
-from generator.claims.language.visible import PLACED_CLOSE, PLACED_OPEN, UNFILLED_PLACEHOLDER
+from generator.claims.language.visible import UNFILLED_PLACEHOLDER
 from generator.claims.record.quotable_units import reduce_markdown
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.rules.identity import aliases_of_files
@@ -34,9 +34,7 @@ _POSSESSIVE = re.compile(r"['\u2019]s\Z")
 def _own_words(view: ClaimView) -> str:
     """The canonical sentence with every placed value blanked and every whole cited design quote
     (between quotation marks) blanked to spaces of the same length."""
-    pieces = re.split(f"({PLACED_OPEN}[^{PLACED_CLOSE}]*{PLACED_CLOSE})", view.visible.text)
-    text = "".join(BLANK if piece.startswith(PLACED_OPEN) else fold(piece) for piece in pieces)
-    text = text.replace(UNFILLED_PLACEHOLDER, BLANK)   # a value the check could not place is no one's word
+    text = view.authored.replace(UNFILLED_PLACEHOLDER, BLANK)   # a value the check could not place is no one's word
     quotes = {_normal(quote) for quote in view.quotes}
 
     def drop(match: re.Match) -> str:
