@@ -58,6 +58,11 @@ class ResultsModel:
 
     def __init__(self, data: Mapping[str, Any]):
         self.data = data if isinstance(data, Mapping) else {}
+        # What a path names, by its steps: a ledger cites the same paths again and again, and the
+        # model's data is read, never changed (its other derived values are kept the same way).
+        self._canonical: dict[tuple[Step, ...], tuple[tuple[Step, ...], str | None]] = {}
+        self._located: dict[tuple[Step, ...], Location | None] = {}
+        self._resolved: dict[tuple[tuple[Step, ...], bool], Resolution] = {}
 
     # --- what the file measured ---------------------------------------------------------------
 
@@ -303,14 +308,18 @@ class ResultsModel:
 
     def canonical(self, steps: tuple[Step, ...]) -> tuple[tuple[Step, ...], str | None]:
         """A path's format-2 steps (generator.results.upgrade), or why it has none."""
-        return upgrade_steps(steps, self.data)
+        if steps not in self._canonical:
+            self._canonical[steps] = upgrade_steps(steps, self.data)
+        return self._canonical[steps]
 
     def resolve(self, steps: tuple[Step, ...], *, measured_only: bool = True) -> Resolution:
         """Walk a path in either spelling (generator.results.paths.resolve)."""
-        canonical, problem = self.canonical(steps)
-        if problem is not None:
-            return Resolution(False, reason=f"{path_text(steps)}: {problem}", unmeasured=True)
-        return resolve(self.data, canonical, measured_only=measured_only)
+        key = (steps, measured_only)
+        if key not in self._resolved:
+            canonical, problem = self.canonical(steps)
+            self._resolved[key] = (Resolution(False, reason=f"{path_text(steps)}: {problem}", unmeasured=True)
+                                   if problem is not None else resolve(self.data, canonical, measured_only=measured_only))
+        return self._resolved[key]
 
     def lookup(self, path: str) -> Any:
         """The value at a path, null included (a row that was not measured is walked into too);
@@ -323,10 +332,11 @@ class ResultsModel:
 
     def locate(self, steps: tuple[Step, ...]) -> Location | None:
         """What a path names (generator.results.location.locate), with this file's rows."""
-        canonical, problem = self.canonical(steps)
-        if problem is not None:
-            return None
-        return locate(canonical, rows=self._known_rows, decided_rerank=self.roles.rerank)
+        if steps not in self._located:
+            canonical, problem = self.canonical(steps)
+            self._located[steps] = None if problem is not None else locate(
+                canonical, rows=self._known_rows, decided_rerank=self.roles.rerank)
+        return self._located[steps]
 
     @cached_property
     def _known_rows(self) -> frozenset[str]:

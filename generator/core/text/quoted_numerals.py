@@ -7,6 +7,7 @@ them) with the same words around it. See `inside_quoted_span`.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 from generator.core.text.numerals import _EXTRA, PLACEHOLDER_CLOSE, PLACEHOLDER_OPEN, Numeral, _Lazy, find_numerals
@@ -30,14 +31,13 @@ def inside_quoted_span(text: str, numeral: Numeral, quote: str) -> bool:
     constant 60, ties broken by first appearance" (`and` is not `ties`), and "by 2030." is inside
     "by 2030, which" (only `by` is comparable, and it agrees).
     """
-    occurrences = [found for found in find_numerals(quote) if found.normalized == numeral.normalized]
+    occurrences = [(whole, around) for normalized, whole, around in _quoted(quote) if normalized == numeral.normalized]
     if not occurrences:
         return False
+    if any(whole for whole, _ in occurrences):
+        return True
     claim = _surroundings(text, numeral.start, numeral.end)
-    for found in occurrences:
-        if not quote[:found.start].strip() and not quote[found.end:].strip():
-            return True
-        before, holding, after = _surroundings(quote, found.start, found.end)
+    for _, (before, holding, after) in occurrences:
         if holding != claim[1]:
             continue
         pairs = [(mine, theirs) for mine, theirs in ((claim[0], before), (claim[2], after))
@@ -45,6 +45,14 @@ def inside_quoted_span(text: str, numeral: Numeral, quote: str) -> bool:
         if pairs and all(mine == theirs for mine, theirs in pairs):
             return True
     return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _quoted(quote: str) -> tuple[tuple[str, bool, tuple[str | None, str, str | None]], ...]:
+    """Each numeral of a quote: its normalized form, whether it is the whole quote, and its
+    surroundings. A ledger cites the same few design sentences again and again."""
+    return tuple((found.normalized, not quote[:found.start].strip() and not quote[found.end:].strip(),
+                  _surroundings(quote, found.start, found.end)) for found in find_numerals(quote))
 
 
 def _surroundings(text: str, start: int, end: int) -> tuple[str | None, str, str | None]:
