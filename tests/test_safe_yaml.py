@@ -7,6 +7,7 @@ import pytest
 
 from generator.commands.cli import main
 from generator.storage.errors import InputError
+from generator.storage.memo import VALUES_SUFFIX
 from generator.storage.safe_yaml import load_config, load_config_with_lines, parse_yaml
 
 
@@ -140,6 +141,7 @@ def _typed(value):
     return (type(value).__name__, repr(value))
 
 
+# A parse is remembered with marshal (generator.storage.memo.Memo.store_values), not as JSON text.
 @pytest.fixture
 def memos(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
@@ -151,7 +153,7 @@ def memos(tmp_path, monkeypatch):
 
 def test_a_remembered_ledger_tree_is_the_parsed_one_in_order_with_its_lines(memos, monkeypatch):
     parsed = parse_yaml(LEDGER_TEXT, "claims.yaml")
-    assert len(list(memos.glob("*.json"))) == 1, "the parse was not remembered"
+    assert len(list(memos.glob(f"*{VALUES_SUFFIX}"))) == 1, "the parse was not remembered"
     remembered = parse_yaml(LEDGER_TEXT, "claims.yaml")
     assert remembered is not parsed and _tree(remembered) == _tree(parsed)
     assert [key for key in remembered.value] == ["claims", "zeta", "alpha"]
@@ -163,7 +165,7 @@ def test_remembered_config_values_keep_their_types_keys_order_and_lines(memos):
     values, lines = load_config_with_lines(CONFIG_TEXT, "readout.yaml")
     assert list(values) == ["zeta", "alpha", "flag", 3, "name"] and values["flag"] == {True: "shown", False: "hidden"}
     again, again_lines = load_config_with_lines(CONFIG_TEXT, "readout.yaml")
-    assert len(list(memos.glob("*.json"))) == 1
+    assert len(list(memos.glob(f"*{VALUES_SUFFIX}"))) == 1
     assert _typed(again) == _typed(values) and again_lines.lines == lines.lines
     assert again_lines.line("alpha.x") == 2
 
@@ -174,7 +176,7 @@ def test_a_value_json_cannot_give_back_is_parsed_every_time(memos):
     text = "when: 2026-12-06\nname: x\n"
     for _ in range(2):
         assert load_config(text, "readout.yaml") == {"when": datetime.date(2026, 12, 6), "name": "x"}
-    assert list(memos.glob("*.json")) == []
+    assert list(memos.glob(f"*{VALUES_SUFFIX}")) == []
 
 
 def test_a_refused_text_is_not_remembered_and_is_refused_again_with_its_line(memos):
@@ -183,13 +185,13 @@ def test_a_refused_text_is_not_remembered_and_is_refused_again_with_its_line(mem
         with pytest.raises(InputError) as refused:
             load_config(text, "readout.yaml")
         assert refused.value.line == 3 and "duplicate key" in str(refused.value)
-    assert list(memos.glob("*.json")) == []
+    assert list(memos.glob(f"*{VALUES_SUFFIX}")) == []
 
 
 def test_a_remembered_parse_answers_only_for_its_own_text(memos):
     parse_yaml("a: one\n", "claims.yaml")
     assert parse_yaml("a: two\n", "claims.yaml").value["a"][1].value == "two"
-    assert len(list(memos.glob("*.json"))) == 2
+    assert len(list(memos.glob(f"*{VALUES_SUFFIX}"))) == 2
 
 
 def test_the_package_data_files_read_back_as_parsed(memos):
@@ -205,4 +207,4 @@ def test_the_package_data_files_read_back_as_parsed(memos):
         for _ in range(2):   # computed and remembered, then read from the memo
             load_package_data.cache_clear()
             assert _typed(load_package_data(path)) == _typed(parsed), path.name
-    assert len(list(memos.glob("*.json"))) == len(paths), "a data file was not remembered"
+    assert len(list(memos.glob(f"*{VALUES_SUFFIX}"))) == len(paths), "a data file was not remembered"

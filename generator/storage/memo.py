@@ -14,12 +14,13 @@ answers for inputs it was not made from; the derivation then runs in full, as be
 Kept the same way, each by the sha256 of the text it was made from (or, for the small results
 of one function of a string, together in one book: `MemoBook`): a design document's layout
 into quotable units and its fenced blocks (a frozen document rarely changes, and parsing the five
-of the SciFact review was a fifth of a check), what a YAML text parses to (the ledger, readout.yaml,
-the label registry, the package's lexicons: generator.storage.safe_yaml), the values a results
-file parsed to (generator.results.seal; kept with marshal, `store_values`), the orphan scan of a rendered output, the methods dataclasses compiles for the package's classes
-(generator.core.dataclass; kept with marshal, by their source text), and the
+of the SciFact review was a fifth of a check), the orphan scan of a rendered output, and the
 Jinja templates compiled to bytecode (Jinja checks the template's source checksum itself; the
-signature keeps out bytecode the tool did not write).
+signature keeps out bytecode the tool did not write). Kept with marshal (`store_values`), which
+reads back faster than JSON parses: what a YAML text parses to (the ledger, readout.yaml, the
+label registry, the package's lexicons: generator.storage.safe_yaml), the values a results file
+parsed to (generator.results.seal) and the methods dataclasses compiles for the package's
+classes, by their source text (generator.core.dataclass).
 
 Verified, not believed: an entry counts only when its HMAC-SHA256, made with a key this machine
 created for itself (32 random bytes, readable by its owner only, kept in
