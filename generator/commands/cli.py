@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Callable, Iterator, NoReturn, Sequence, TextIO
 
 from generator import __version__
+from generator.core.dataclass import save_compiled_methods
 from generator.storage.errors import ReadoutError
 from generator.storage.paths import LINK_LOOP, display_path, path_option
 
@@ -272,6 +273,7 @@ def run() -> NoReturn:
             pass
     if any(name in sys.modules for name in ("torch", "sentence_transformers")):
         sys.exit(code)
+    save_compiled_methods()   # os._exit runs no exit handler
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

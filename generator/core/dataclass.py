@@ -19,7 +19,8 @@ six for a frozen class (`__init__`, `__repr__`, `__eq__`, `__hash__`, `__setattr
 compiling their methods was about a fifth of its time. Comparison, hashing and repr need nothing a class's field
 names cannot give, so they are one function each here, bound to the class's fields through
 `operator.attrgetter` (C, as fast as the generated tuple); only `__init__` and a frozen class's
-two guards are still compiled by dataclasses.
+two guards are still compiled by dataclasses. `==` follows the interpreter's own rule: a tuple of
+the fields up to Python 3.12, field by field from 3.13 (where a NaN in a field tells them apart).
 
 A class that defines `__eq__`, `__hash__` or `__repr__` in its own body keeps its own, as a
 dataclass would.
@@ -50,6 +51,9 @@ from typing import Any, TypeVar
 from generator.storage.memo import default_memo
 
 T = TypeVar("T", bound=type)
+# How the interpreter's dataclasses compare instances: as tuples of the fields up to 3.12, field by
+# field from 3.13.
+_FIELD_BY_FIELD = sys.version_info >= (3, 13)
 
 
 def dataclass(cls: T | None = None, /, *, frozen: bool = False, slots: bool = False,
@@ -81,10 +85,27 @@ def _share_methods(cls: type, *, frozen: bool, own: set[str]) -> None:
     hashed = _key([field.name for field in fields if (field.compare if field.hash is None else field.hash)])
     shown = tuple(field.name for field in fields if field.repr)
 
-    def __eq__(self: Any, other: Any) -> Any:
+    def as_tuples(self: Any, other: Any) -> Any:
         if other.__class__ is self.__class__:
             return compared(self) == compared(other)
         return NotImplemented
+
+    def field_by_field(self: Any, other: Any) -> Any:
+        # Python 3.13's rule: the same object is equal; otherwise each field with `==`, chained as
+        # `and` chains them (a field holding NaN makes two instances unequal, where a tuple sees
+        # one object and calls them equal).
+        if self is other:
+            return True
+        if other.__class__ is self.__class__:
+            outcome: Any = True
+            for mine, theirs in zip(compared(self), compared(other)):
+                outcome = mine == theirs
+                if not outcome:
+                    return outcome
+            return outcome
+        return NotImplemented
+
+    __eq__ = field_by_field if _FIELD_BY_FIELD else as_tuples
 
     def __hash__(self: Any) -> int:
         return hash(hashed(self))
@@ -96,6 +117,7 @@ def _share_methods(cls: type, *, frozen: bool, own: set[str]) -> None:
 
     for name, method in (("__eq__", __eq__), ("__repr__", __repr__)):
         if name not in own:
+            method.__name__ = name
             method.__qualname__ = f"{cls.__qualname__}.{name}"
             setattr(cls, name, method)
     if "__hash__" not in own:
@@ -123,7 +145,9 @@ _MEMO_KIND = "dataclass methods"
 
 class _CompiledMethods:
     """The code compiled from each method text dataclasses wrote, by the text: read from the memo
-    at the first class, written back at exit when a class compiled something new."""
+    at the first class, written back when a class compiled something new, at exit or, for a
+    process that leaves without its exit handlers (`readout`: generator.commands.cli.run), when
+    `save_compiled_methods` is called."""
 
     def __init__(self) -> None:
         self.codes: dict[str, types.CodeType] | None = None
@@ -147,6 +171,7 @@ class _CompiledMethods:
                 default_memo().store_values(_MEMO_KIND, _memo_inputs(), self.codes)
             except (OSError, ValueError):
                 pass   # a cache that cannot be written costs only time
+            self.compiled = 0
 
     @staticmethod
     def _remembered() -> dict[str, types.CodeType]:
@@ -165,6 +190,11 @@ def _memo_inputs() -> str:
 
 
 COMPILED_METHODS = _CompiledMethods()
+
+
+def save_compiled_methods() -> None:
+    """Write what this process compiled to the memo now (an exit handler does it otherwise)."""
+    COMPILED_METHODS.save()
 
 
 def _exec_remembered(source: Any, globals: Any = None, locals: Any = None) -> None:
