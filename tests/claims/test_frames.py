@@ -157,9 +157,9 @@ def test_the_minimum_sample_is_read():
      "budget.rerank_p95_milliseconds is a budget in ms, not a threshold of nDCG@5"),
     ("{noninferiority: hybrid+rerank-int8, to: hybrid+rerank, metric: nDCG@5, margin: rerank_p95_milliseconds}",
      "a budget in ms, not a threshold of nDCG@5"),
-    ("{comparison: hybrid, against: dense, metric: recall@5, effect: D5}", "D5 is a effect of nDCG@5, not of recall@5"),
+    ("{comparison: hybrid, against: dense, metric: recall@5, effect: D5}", "D5 is an effect of nDCG@5, not of recall@5"),
     ("{budget: hybrid+rerank, limit: regression}", "regression is a margin of nDCG@5, not a budget in ms"),
-    ("{budget: hybrid+rerank, limit: D5}", "D5 is a effect of nDCG@5, not a budget in ms"),
+    ("{budget: hybrid+rerank, limit: D5}", "D5 is an effect of nDCG@5, not a budget in ms"),
 ])
 def test_a_threshold_of_another_metric_or_unit_is_refused(review, frame, why):
     result = one(review, framed("c", frame))

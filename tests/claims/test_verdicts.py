@@ -12,7 +12,7 @@ from generator.claims.tracing.checker import check_project
 from generator.commands.cli import main
 from generator.project import load_project
 from generator.core.text.verdicts import find_verdicts
-from generator.core.text.wording import data_text_problem, label_problem
+from generator.core.text.wording import data_text_problem, label_problem, with_article
 from tests.conftest import BUDGET_REQUIREMENTS, FIXTURE_QUERIES, FUSION, claim, d5_record, edit_config, refreeze
 
 def _project(make_project, tmp_path, extra: str, **results):
@@ -136,3 +136,10 @@ def test_an_identifier_that_names_nothing_is_a_number_typed_by_hand(make_project
     report = check_project(load_project(make_project(tmp_path / "p", extra_claims=extra)))
     assert report.result("named").traceable
     assert "number 'P-629' is typed by hand" in "; ".join(report.result("invented").reasons)
+
+
+@pytest.mark.parametrize("noun, written", [("effect", "an effect"), ("interval end", "an interval end"),
+                                           ("margin", "a margin"), ("budget", "a budget"), ("change", "a change"),
+                                           ("Outcome", "an Outcome"), ("query count", "a query count")])
+def test_a_kind_is_named_after_its_indefinite_article(noun, written):
+    assert with_article(noun) == written

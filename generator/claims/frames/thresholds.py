@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from generator.core.dataclass import dataclass
+from generator.core.text.wording import with_article
 
 BUDGET = "budget"
 MARGIN = "margin"
@@ -134,14 +135,14 @@ def require_metric(threshold: Threshold, metric: str) -> str | None:
         what = f"a budget in {threshold.unit}" if threshold.unit else "a budget that states no unit"
         return f"{threshold.reference} is {what}, not a threshold of {metric}"
     if metric not in threshold.metrics:
-        return f"{threshold.reference} is a {threshold.kind} of {threshold.of()}, not of {metric}"
+        return f"{threshold.reference} is {with_article(threshold.kind)} of {threshold.of()}, not of {metric}"
     return None
 
 
 def require_unit(threshold: Threshold, unit: str) -> str | None:
     """Why `threshold` cannot be a limit in `unit` (None when it can)."""
     if threshold.kind != BUDGET:
-        return f"{threshold.reference} is a {threshold.kind} of {threshold.of()}, not a budget in {unit}"
+        return f"{threshold.reference} is {with_article(threshold.kind)} of {threshold.of()}, not a budget in {unit}"
     if threshold.unit != unit:
         stated = threshold.unit or "no unit (name it ..._milliseconds)"
         return f"{threshold.reference} is a budget in {stated}, not in {unit}"

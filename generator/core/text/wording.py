@@ -129,3 +129,10 @@ def _data_text_problem(text: str) -> str | None:
     if asserted:
         return f"asserts ({asserted!r}): only a claim's assertion that holds licenses that"
     return None
+
+
+def with_article(noun: str) -> str:
+    """`noun` after its indefinite article, chosen by its first letter: "an effect", "an interval
+    end", "a margin". For the package's own nouns (threshold and value kinds), none of which starts
+    with a silent h or a sounded u."""
+    return f"{'an' if noun[:1].lower() in 'aeio' else 'a'} {noun}"

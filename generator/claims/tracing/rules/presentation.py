@@ -11,6 +11,7 @@ import re
 
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import ClaimView
+from generator.core.text.wording import with_article
 
 # Kinds of the results schema a placed sign or percent sign speaks of; of the changes, only a
 # difference (row minus baseline) and its interval carry a sign, never a magnitude such as the
@@ -46,7 +47,7 @@ def figure_sign(view: ClaimView) -> list[str]:
                          f"format, {{{name}:+.3f}})")
         elif location is not None and location.kind in SIGNED_KINDS and location.name not in UNSIGNED_CHANGES \
                 and "+" not in spec and name in view.formatted:
-            found.append(f"{{{name}}} is a {location.kind} ({location.name}), placed without its sign: use a signed "
+            found.append(f"{{{name}}} is {with_article(location.kind)} ({location.name}), placed without its sign: use a signed "
                          f"format ({{{name}:+.3f}}), or a comparison frame")
     return found
 
@@ -69,7 +70,7 @@ def figure_zero(view: ClaimView) -> list[str]:
 def figure_percent(view: ClaimView) -> list[str]:
     """A change, a mean, a time or a count shown with `%` reads as a relative change or a share: a
     relative change is computed by the package (a comparison frame with `relative: "true"`)."""
-    return [f"{{{name}}} is a {location.kind} ({location.name}) shown as a percentage, which reads as relative: "
+    return [f"{{{name}}} is {with_article(location.kind)} ({location.name}) shown as a percentage, which reads as relative: "
             "place it as a number, or write a comparison frame with relative: \"true\""
             for name, spec, _before, _after, location in _placements(view)
             if spec.endswith("%") and location is not None and location.kind in NOT_PERCENT_KINDS]
