@@ -11,7 +11,7 @@ own rows and decided reranker.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from generator.core.dataclass import dataclass
 from generator.core.rows import RowRoles
@@ -58,11 +58,8 @@ class ResultsModel:
 
     def __init__(self, data: Mapping[str, Any]):
         self.data = data if isinstance(data, Mapping) else {}
-        # What a path names, by its steps: a ledger cites the same paths again and again, and the
-        # model's data is read, never changed (its other derived values are kept the same way).
-        self._canonical: dict[tuple[Step, ...], tuple[tuple[Step, ...], str | None]] = {}
-        self._located: dict[tuple[Step, ...], Location | None] = {}
-        self._resolved: dict[tuple[tuple[Step, ...], bool], Resolution] = {}
+        # What each path is, by its steps (see `_once`).
+        self._answers: dict[tuple, Any] = {}
 
     # --- what the file measured ---------------------------------------------------------------
 
@@ -308,18 +305,16 @@ class ResultsModel:
 
     def canonical(self, steps: tuple[Step, ...]) -> tuple[tuple[Step, ...], str | None]:
         """A path's format-2 steps (generator.results.upgrade), or why it has none."""
-        if steps not in self._canonical:
-            self._canonical[steps] = upgrade_steps(steps, self.data)
-        return self._canonical[steps]
+        return self._once(("canonical", steps), lambda: upgrade_steps(steps, self.data))
 
     def resolve(self, steps: tuple[Step, ...], *, measured_only: bool = True) -> Resolution:
         """Walk a path in either spelling (generator.results.paths.resolve)."""
-        key = (steps, measured_only)
-        if key not in self._resolved:
+        def walk() -> Resolution:
             canonical, problem = self.canonical(steps)
-            self._resolved[key] = (Resolution(False, reason=f"{path_text(steps)}: {problem}", unmeasured=True)
-                                   if problem is not None else resolve(self.data, canonical, measured_only=measured_only))
-        return self._resolved[key]
+            if problem is not None:
+                return Resolution(False, reason=f"{path_text(steps)}: {problem}", unmeasured=True)
+            return resolve(self.data, canonical, measured_only=measured_only)
+        return self._once(("resolve", steps, measured_only), walk)
 
     def lookup(self, path: str) -> Any:
         """The value at a path, null included (a row that was not measured is walked into too);
@@ -332,11 +327,20 @@ class ResultsModel:
 
     def locate(self, steps: tuple[Step, ...]) -> Location | None:
         """What a path names (generator.results.location.locate), with this file's rows."""
-        if steps not in self._located:
+        def place() -> Location | None:
             canonical, problem = self.canonical(steps)
-            self._located[steps] = None if problem is not None else locate(
-                canonical, rows=self._known_rows, decided_rerank=self.roles.rerank)
-        return self._located[steps]
+            if problem is not None:
+                return None
+            return locate(canonical, rows=self._known_rows, decided_rerank=self.roles.rerank)
+        return self._once(("locate", steps), place)
+
+    def _once(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """`compute()` the first time `key` is asked, the same answer after: a ledger cites the same
+        paths again and again, and the model's data is read, never changed (its other derived
+        values are kept the same way)."""
+        if key not in self._answers:
+            self._answers[key] = compute()
+        return self._answers[key]
 
     @cached_property
     def _known_rows(self) -> frozenset[str]:
