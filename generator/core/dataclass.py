@@ -85,27 +85,26 @@ def _share_methods(cls: type, *, frozen: bool, own: set[str]) -> None:
     hashed = _key([field.name for field in fields if (field.compare if field.hash is None else field.hash)])
     shown = tuple(field.name for field in fields if field.repr)
 
-    def as_tuples(self: Any, other: Any) -> Any:
-        if other.__class__ is self.__class__:
-            return compared(self) == compared(other)
-        return NotImplemented
-
-    def field_by_field(self: Any, other: Any) -> Any:
-        # Python 3.13's rule: the same object is equal; otherwise each field with `==`, chained as
-        # `and` chains them (a field holding NaN makes two instances unequal, where a tuple sees
-        # one object and calls them equal).
-        if self is other:
-            return True
-        if other.__class__ is self.__class__:
-            outcome: Any = True
-            for mine, theirs in zip(compared(self), compared(other)):
-                outcome = mine == theirs
-                if not outcome:
-                    return outcome
-            return outcome
-        return NotImplemented
-
-    __eq__ = field_by_field if _FIELD_BY_FIELD else as_tuples
+    if _FIELD_BY_FIELD:
+        def __eq__(self: Any, other: Any) -> Any:
+            # Python 3.13's rule: the same object is equal; otherwise each field with `==`, chained
+            # as `and` chains them (a field holding NaN makes two instances unequal, where a tuple
+            # sees one object and calls them equal).
+            if self is other:
+                return True
+            if other.__class__ is self.__class__:
+                outcome: Any = True
+                for mine, theirs in zip(compared(self), compared(other)):
+                    outcome = mine == theirs
+                    if not outcome:
+                        return outcome
+                return outcome
+            return NotImplemented
+    else:
+        def __eq__(self: Any, other: Any) -> Any:
+            if other.__class__ is self.__class__:
+                return compared(self) == compared(other)
+            return NotImplemented
 
     def __hash__(self: Any) -> int:
         return hash(hashed(self))
@@ -117,7 +116,6 @@ def _share_methods(cls: type, *, frozen: bool, own: set[str]) -> None:
 
     for name, method in (("__eq__", __eq__), ("__repr__", __repr__)):
         if name not in own:
-            method.__name__ = name
             method.__qualname__ = f"{cls.__qualname__}.{name}"
             setattr(cls, name, method)
     if "__hash__" not in own:
