@@ -465,6 +465,16 @@ def write_fixture_results_fixture():
     return write_fixture_results
 
 
+@pytest.fixture
+def memos(tmp_path, monkeypatch) -> Path:
+    """Memos on, in a cache and with a signing key of this test's own: the memo directory."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("READOUT_CACHE", str(cache))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
+    return cache / "memo"
+
+
 @pytest.fixture(scope="session")
 def tiny_cross_encoder(tmp_path_factory) -> Path:
     """A randomly initialised two-layer BERT cross-encoder (one output): its scores mean nothing;

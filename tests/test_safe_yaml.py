@@ -141,15 +141,8 @@ def _typed(value):
     return (type(value).__name__, repr(value))
 
 
-# A parse is remembered with marshal (generator.storage.memo.Memo.store_values), not as JSON text.
-@pytest.fixture
-def memos(tmp_path, monkeypatch):
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("READOUT_CACHE", str(cache))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
-    return cache / "memo"
-
+# A parse is remembered with marshal (generator.storage.memo.Memo.store_values), not as JSON text;
+# `memos` (conftest) is this test's own memo directory.
 
 def test_a_remembered_ledger_tree_is_the_parsed_one_in_order_with_its_lines(memos, monkeypatch):
     parsed = parse_yaml(LEDGER_TEXT, "claims.yaml")

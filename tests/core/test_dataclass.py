@@ -258,10 +258,7 @@ def test_the_readout_command_remembers_what_it_compiled_though_it_skips_exit_han
     assert counted.returncode == 0 and counted.stdout.splitlines()[-1] == "True 0", counted.stdout + counted.stderr
 
 
-def test_a_remembered_entry_that_holds_no_code_is_compiled_again(tmp_path, monkeypatch):
-    monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.delenv("READOUT_NO_MEMO", raising=False)
+def test_a_remembered_entry_that_holds_no_code_is_compiled_again(memos):
     source = "def __create_fn__():\n def f(self): return 1\n return f"
     default_memo().store_values(package_dataclass._MEMO_KIND, package_dataclass._memo_inputs(),
                                 {source: "not code", "other text": 7})
