@@ -750,17 +750,16 @@ def rule_view(text: str, rows=(), **paths: str):
 
 # --- scheduling ------------------------------------------------------------------------------------
 
-# The modules that hold a worker longest (measured with --durations=0 on a clean clone, 2026-12-05:
-# the Ray engine's two clusters, Chromium, the evaluations), handed out first. pytest-xdist's
+# The modules that hold a worker longest (measured with --durations=0 on a clean clone, 2026-12-06:
+# the Ray engine's clusters, Chromium, the evaluations), handed out first. pytest-xdist's
 # loadscope hands out modules in the order they are queued; the one queued last decides when the
 # suite ends, so a three-minute module queued last kept one worker busy while the other waited.
-# The two Ray clusters (two CPUs each) are queued apart, so that the second starts about when the
-# first ends rather than beside it. Only the order changes: every test runs, each independent of
-# the others.
+# The Ray clusters (two CPUs each) are one module, so that they never run beside each other
+# (queued apart, as two modules, they still overlapped). Only the order changes: every test runs,
+# each independent of the others.
 LONGEST_FIRST = (
-    "tests/evaluate/test_distributed_scifact.py",
-    "tests/render/test_shell_browser.py",
     "tests/evaluate/test_distributed.py",
+    "tests/render/test_shell_browser.py",
     "tests/evaluate/test_evaluation.py",
     "tests/test_concurrency.py",
     "tests/test_signals.py",

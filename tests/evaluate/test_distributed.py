@@ -1,10 +1,33 @@
-"""The Ray engine (generator.evaluate.distributed) on a local two-worker cluster gives the single
-process's outputs: the same run files byte for byte, the same figures, the same cache entries, so
-a run on a cluster and a run here meet in one cache."""
+"""The Ray engine (generator.evaluate.distributed) gives the single process's outputs: the same
+run files byte for byte, the same figures, the same cache entries, so a run on a cluster and a run
+here meet in one cache. A local two-worker cluster evaluates a slice of the real SciFact collection
+into an empty cache; a cluster started apart is joined by its GCS address on a small generated
+corpus; then the refusals (Ray Client, an address where nothing listens) and SIGTERM.
+
+The slice keeps every fourth test query (in the judgements' own order: 75 of the 300), the 83
+documents judged relevant to them and every 128th of the documents judged for no query, in the
+corpus's own order: 121 of the 5,183. That is four encoder batches of 32, the fewest in which the
+cluster still cuts the corpus into more batches and shards than it has workers (a test holds it
+to two shards a worker), so what is proven is the same (batches formed over the whole corpus,
+shards reassembled in order, real abstracts of every length), at a forty-third of the encoding.
+The full corpus took 13 minutes of a CI worker, every run; every eighth unjudged document, 895 in
+all, nearly 3; every judged document and every sixty-fourth other, 359 in all, about a minute and
+a half of both cores; every third query's judged documents and every sixty-fourth other, 187 in
+six batches, one shard (about 12 s of a worker) more for each worker than now.
+
+One local cluster evaluation serves every test of what a cluster computes. Each costs about 80 s
+of CPU on this machine's two cores, nearly all of it in its four workers (one per worker and
+stage), each a process that imports sentence-transformers (about 9 s) and loads its model; a
+second evaluation on a generated corpus proved nothing the slice does not. The single-process run
+reads the shared cache (~/.cache/readout, where the slice's embeddings stay between runs); the
+cluster's run starts from an empty one, so the encoding really runs on the workers, every time:
+that is what is being tested. One module, so that no two clusters run beside each other.
+"""
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 
 import numpy as np
@@ -19,6 +42,11 @@ pytest.importorskip("ray.data")
 
 # What may differ between two evaluations of the same inputs: when and how fast they ran.
 TIMING_KEYS = ("rerank_milliseconds", "p95_rerank_milliseconds", "rerank_costs", "manifest")
+RUN_FILES = ["dense.trec", "hybrid-rerank.trec", "hybrid.trec", "qrels.tsv", "sparse.trec"]
+EVERY_NTH_UNJUDGED = 128
+EVERY_NTH_QUERY = 4
+# The cluster's tests read the real collection (integration); the refusals do not.
+ON_SCIFACT = pytest.mark.integration
 
 
 def _options(data, root, name, cross_encoder, **overrides):
@@ -33,35 +61,92 @@ def _evaluate(options, log=None):
     return json.loads(options.results_path.read_text()), lines
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory, tiny_cross_encoder):
-    from tests.conftest import make_small_dataset
+def _slice_of(scifact_dir, destination):
+    """SciFact cut to every EVERY_NTH_QUERY-th test query: its judgements, the documents they judge
+    and every EVERY_NTH_UNJUDGED-th document judged for no query, line for line as the original
+    spells them (the queries file as it is)."""
+    with (scifact_dir / "qrels" / "test.tsv").open(encoding="utf-8", newline="") as qrels:
+        header, *lines = qrels.read().splitlines(keepends=True)
+    queries = list(dict.fromkeys(line.split("\t", 1)[0] for line in lines))[::EVERY_NTH_QUERY]
+    kept_queries = set(queries)
+    kept_lines = [line for line in lines if line.split("\t", 1)[0] in kept_queries]
+    judged = {line.split("\t")[1] for line in kept_lines}
+    every_judged = {line.split("\t")[1] for line in lines}
+    (destination / "qrels").mkdir(parents=True)
+    (destination / "qrels" / "test.tsv").write_text(header + "".join(kept_lines), encoding="utf-8")
+    shutil.copyfile(scifact_dir / "queries.jsonl", destination / "queries.jsonl")
+    kept = unjudged = 0
+    with (scifact_dir / "corpus.jsonl").open(encoding="utf-8") as corpus, \
+            (destination / "corpus.jsonl").open("w", encoding="utf-8") as out:
+        for line in corpus:
+            document = json.loads(line)["_id"]
+            if document in every_judged and document not in judged:
+                continue
+            if document not in judged:
+                unjudged += 1
+                if unjudged % EVERY_NTH_UNJUDGED:
+                    continue
+            out.write(line)
+            kept += 1
+    return kept, judged
 
-    root = tmp_path_factory.mktemp("engines")
-    data = make_small_dataset(root / "data", documents=90, queries=7)
-    local = _options(data, root, "local", tiny_cross_encoder)
-    ray = _options(data, root, "ray", tiny_cross_encoder, engine="ray", workers=2)
-    ray_log: list[str] = []
-    produced = {"local": (local, *_evaluate(local)), "ray": (ray, *_evaluate(ray, ray_log.append))}
-    # The single process on the cache the cluster filled: nothing left to compute.
-    again = _options(data, root, "ray", tiny_cross_encoder)
-    again = EvaluationOptions(**{**again.__dict__, "outputs_dir": root / "again" / "outputs"})
-    produced["again"] = (again, *_evaluate(again))
-    produced["ray_log"] = ray_log
+
+@pytest.fixture(scope="module")
+def engines(scifact_dir, tmp_path_factory, tiny_cross_encoder):
+    """The slice evaluated by the single process (on the shared cache), by a local two-worker
+    cluster (into an empty cache), and by the single process again on the cache the cluster
+    filled, where nothing is left to compute."""
+    root = tmp_path_factory.mktemp("scifact-engines")
+    documents, judged = _slice_of(scifact_dir, root / "scifact-slice")
+    produced = {"documents": documents, "judged": judged}
+    local = EvaluationOptions(data=root / "scifact-slice", outputs_dir=root / "local" / "outputs",
+                              dense_model="minilm-offline", rerank_model=str(tiny_cross_encoder),
+                              rerank_max_length=128, progress=False, device="cpu")
+    ray = EvaluationOptions(**{**local.__dict__, "outputs_dir": root / "ray" / "outputs", "engine": "ray",
+                               "workers": 2, "cache_dir": root / "empty-cache"})
+    again = EvaluationOptions(**{**local.__dict__, "outputs_dir": root / "again" / "outputs",
+                                 "cache_dir": ray.cache_dir})
+    for name, options in (("local", local), ("ray", ray), ("again", again)):
+        log: list[str] = []
+        results, _ = _evaluate(options, log.append)
+        produced[name] = (options, results, log)
     return produced
 
 
-def test_the_run_files_are_the_same_bytes(runs):
-    local, ray = runs["local"][0], runs["ray"][0]
-    names = sorted(path.name for path in local.runs_dir.iterdir())
-    assert names == ["dense.trec", "hybrid-rerank.trec", "hybrid.trec", "qrels.tsv", "sparse.trec"]
-    assert names == sorted(path.name for path in ray.runs_dir.iterdir())
-    for name in names:
+@ON_SCIFACT
+def test_the_slice_is_real_scifact_with_the_judged_documents_of_every_fourth_query(engines):
+    options = engines["local"][0]
+    with (options.data / "corpus.jsonl").open(encoding="utf-8") as corpus:
+        kept = [json.loads(line)["_id"] for line in corpus]
+    assert engines["judged"] <= set(kept) and len(engines["judged"]) == 83
+    assert len(kept) == engines["documents"] == 83 + (5183 - 283) // EVERY_NTH_UNJUDGED
+
+
+@ON_SCIFACT
+def test_the_cluster_encoded_the_corpus_itself_in_more_shards_than_workers(engines):
+    options, results, log = engines["ray"]
+    assert results["manifest"]["caches"]["dense_embeddings"] == "computed"
+    assert any(line.startswith(f"dense: encoding {engines['documents']} documents") for line in log)
+    from generator.evaluate.encoding import BATCHES_PER_SHARD
+
+    workers = 2
+    batches = -(-engines["documents"] // options.encode_batch_size)
+    per_shard = max(1, min(BATCHES_PER_SHARD, -(-batches // (4 * workers))))
+    assert -(-batches // per_shard) >= 2 * workers, "the slice no longer spreads over the workers"
+
+
+@ON_SCIFACT
+def test_the_run_files_are_the_same_bytes(engines):
+    local, ray = engines["local"][0], engines["ray"][0]
+    assert sorted(path.name for path in local.runs_dir.iterdir()) == RUN_FILES
+    assert sorted(path.name for path in ray.runs_dir.iterdir()) == RUN_FILES
+    for name in RUN_FILES:
         assert (ray.runs_dir / name).read_bytes() == (local.runs_dir / name).read_bytes(), name
 
 
-def test_the_figures_are_the_same(runs):
-    local, ray = runs["local"][1], runs["ray"][1]
+@ON_SCIFACT
+def test_the_figures_are_the_same(engines):
+    local, ray = engines["local"][1], engines["ray"][1]
     assert {key for key in local if key not in TIMING_KEYS} == {key for key in ray if key not in TIMING_KEYS}
     for key in local:
         if key not in TIMING_KEYS:
@@ -70,23 +155,31 @@ def test_the_figures_are_the_same(runs):
     assert ray["manifest"]["runtime"]["engine"] == "ray" and "engine" not in local["manifest"]["runtime"]
 
 
-def test_the_cluster_wrote_the_entries_the_single_process_reads(runs):
-    local, ray = runs["local"][0], runs["ray"][0]
-    [local_entry] = sorted((local.cache_dir / "embeddings").glob("*.npy"))
-    [ray_entry] = sorted((ray.cache_dir / "embeddings").glob("*.npy"))
-    assert ray_entry.name == local_entry.name
-    assert np.array_equal(np.load(ray_entry), np.load(local_entry))
-    local_rerank = sorted(path.name for path in (local.cache_dir / "rerank").rglob("*.json"))
-    assert local_rerank == sorted(path.name for path in (ray.cache_dir / "rerank").rglob("*.json"))
-    again = runs["again"][1]
+@ON_SCIFACT
+def test_the_cluster_wrote_the_entries_the_single_process_reads(engines):
+    local, ray = engines["local"][0], engines["ray"][0]
+    from generator.evaluate.cache import EmbeddingCache
+    from generator.storage.paths import default_cache_dir
+
+    [entry] = sorted((ray.cache_dir / "embeddings").glob("*.npy"))
+    shared = local.cache_dir or default_cache_dir()
+    local_matrix = EmbeddingCache(shared).load(entry.stem, expected_rows=engines["documents"], normalized=True)
+    assert local_matrix is not None, "the single process's cache holds no entry under the cluster's key"
+    assert np.array_equal(np.load(entry), local_matrix)
+    # The shared cache holds other runs' entries too: each of the cluster's is among them.
+    cluster_rerank = sorted(path.relative_to(ray.cache_dir) for path in (ray.cache_dir / "rerank").rglob("*.json"))
+    assert len(cluster_rerank) == len(engines["ray"][1]["manifest"]["query_ids"])
+    assert [path for path in cluster_rerank if not (shared / path).is_file()] == []
+    again = engines["again"][1]
     assert again["manifest"]["caches"]["dense_embeddings"] == "re-used"
     assert again["manifest"]["caches"]["rerank_computed_queries"] == []
     assert again["manifest"]["caches"]["rerank_resumed_queries"] == again["manifest"]["query_ids"]
-    assert again["rerank_milliseconds"] == runs["ray"][1]["rerank_milliseconds"]
+    assert again["rerank_milliseconds"] == engines["ray"][1]["rerank_milliseconds"]
 
 
-def test_the_driver_says_where_the_work_ran(runs):
-    log = runs["ray_log"]
+@ON_SCIFACT
+def test_the_driver_says_where_the_work_ran(engines):
+    log = engines["ray"][2]
     assert any(line == "ray: 2 workers on a local cluster" for line in log)
     assert not any("WARNING" in line or "INFO" in line for line in log)
 
@@ -198,8 +291,19 @@ def _stop(head) -> None:
     head.wait(timeout=60)
 
 
-def test_a_clusters_gcs_address_gives_the_same_run_files(runs, ray_head, tiny_cross_encoder, tmp_path):
-    local = runs["local"][0]
+@pytest.fixture(scope="module")
+def small(tmp_path_factory, tiny_cross_encoder):
+    """The single process on a small generated corpus: what a joined one-worker cluster gives too."""
+    from tests.conftest import make_small_dataset
+
+    root = tmp_path_factory.mktemp("engines")
+    data = make_small_dataset(root / "data", documents=90, queries=7)
+    local = _options(data, root, "local", tiny_cross_encoder)
+    return (local, *_evaluate(local))
+
+
+def test_a_clusters_gcs_address_gives_the_same_run_files(small, ray_head, tiny_cross_encoder, tmp_path):
+    local = small[0]
     joined = EvaluationOptions(**{**_options(local.data, tmp_path, "joined", tiny_cross_encoder).__dict__,
                                   "engine": "ray", "ray_address": ray_head})
     log: list[str] = []
@@ -211,7 +315,7 @@ def test_a_clusters_gcs_address_gives_the_same_run_files(runs, ray_head, tiny_cr
         ray.shutdown()   # a joined cluster stays connected: this worker's next test starts afresh
     for path in sorted(local.runs_dir.iterdir()):
         assert (joined.runs_dir / path.name).read_bytes() == path.read_bytes(), path.name
-    assert results["table"] == runs["local"][1]["table"]
+    assert results["table"] == small[1]["table"]
     assert f"ray: 1 worker on the cluster at {ray_head}" in log
 
 
