@@ -99,7 +99,7 @@ def interleaved(pairs_by_query, pricings: dict) -> tuple[dict, dict]:
 
 
 def _percentiles(costs: dict) -> tuple[float, float]:
-    from generator.results.builders import timing_summary
+    from generator.core.results.builders import timing_summary
 
     summary = timing_summary({q: cost.milliseconds for q, cost in costs.items()},
                              {q: cost.pairs for q, cost in costs.items()})

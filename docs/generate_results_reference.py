@@ -1,10 +1,10 @@
-"""Write the results file's reference from generator/results/schema.py: docs/results.md and the
-packaged JSON Schema generator/results/results.schema.json.
+"""Write the results file's reference from generator/core/results/schema.py: docs/results.md and the
+packaged JSON Schema generator/core/results/results.schema.json.
 
     python docs/generate_results_reference.py          # rewrite both
     python docs/generate_results_reference.py --check  # exit 1 when either is stale
 
-tests/results/test_results_format.py runs the same check, so a schema change without a regenerated
+tests/core/results/test_results_format.py runs the same check, so a schema change without a regenerated
 page or JSON Schema fails the tests.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from generator.storage.fileio import atomic_write_text  # noqa: E402
-from generator.results.reference import JSON_SCHEMA_PATH, render_json_schema, render_reference  # noqa: E402
+from generator.core.results.reference import JSON_SCHEMA_PATH, render_json_schema, render_reference  # noqa: E402
 
 PAGE = Path(__file__).resolve().parent / "results.md"
 

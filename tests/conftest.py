@@ -39,7 +39,7 @@ import yaml
 from generator.claims.record.freeze import freeze_project, pending_post_hoc
 from generator.commands.cli import main
 from generator.project import load_project
-from generator.results import seal
+from generator.core.results import seal
 from tests.one_thread import one_torch_thread  # noqa: F401 (a fixture: tests/one_thread.py says why)
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
@@ -203,8 +203,8 @@ def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | N
     from generator.core.comparisons import method_description
     from generator.core.metrics import ROW_METRICS
     from generator.evaluate.pipeline import Evaluation, not_measured_cost
-    from generator.results.builders import (RowRun, evaluation_document, ranked_ids, rerank_summary, score_rows,
-                                            timing_summary)
+    from generator.core.results.builders import (RowRun, evaluation_document, ranked_ids, rerank_summary, score_rows,
+                                                 timing_summary)
 
     rng = random.Random(20261130 + hybrid_variant)
     documents = [f"d{number:02d}" for number in range(40)]
@@ -265,7 +265,7 @@ def fixture_evaluation(*, hybrid_variant: int = 0, rerank_milliseconds: dict | N
     # The fixture's rows predate configurable rows: no manifest.rows, so the SciFact roles apply.
     if frontier_p95 is not None:
         from generator.core.metrics import metrics_from_names
-        from generator.results.builders import frontier_block
+        from generator.core.results.builders import frontier_block
 
         def fitted(total: float) -> dict:
             # An extrapolation as the cost stage writes it: layers 0 and 2 timed, read at 12.
@@ -737,7 +737,7 @@ def rule_view(text: str, rows=(), **paths: str):
     from generator.claims.language.visible import Visible
     from generator.claims.tracing.naming import ShownValue
     from generator.claims.tracing.view import ClaimView
-    from generator.results import parse_path
+    from generator.core.results import parse_path
 
     claim = Claim(id="c", line=1, output="readout", section="results", kind="factual", text=text,
                   placeholders=parse_placeholders(text))

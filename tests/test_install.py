@@ -90,7 +90,11 @@ def venv(wheel, tmp_path_factory) -> Path:
 def test_every_subpackage_is_listed_and_every_template_is_package_data():
     found = {".".join(path.parent.relative_to(REPOSITORY).parts)
              for path in (REPOSITORY / "generator").rglob("__init__.py")}
-    assert set(SETUPTOOLS["packages"]) == found | {"generator.templates"}
+    # A directory of data files only is listed too, or setuptools warns at every install.
+    data_only = {".".join(path.relative_to(REPOSITORY).parts)
+                 for path in (REPOSITORY / "generator").rglob("*")
+                 if path.is_dir() and path.name != "__pycache__" and not (path / "__init__.py").exists()}
+    assert set(SETUPTOOLS["packages"]) == found | data_only | {"generator.templates"}
     assert SETUPTOOLS["package-dir"] == {"generator.templates": "templates"}
     patterns = PYPROJECT["tool"]["setuptools"]["package-data"]["generator.templates"]
     for path in (REPOSITORY / "templates").iterdir():

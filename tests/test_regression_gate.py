@@ -40,7 +40,7 @@ import yaml
 
 from generator.commands.cli import main
 from generator.claims.record.noninferiority import Change, deciding_decimals
-from generator.results import seal
+from generator.core.results import seal
 from tests.conftest import WRITER, git_commit, make_small_dataset, one_line_error, run_cli, run_git, run_program
 
 QUERIES, DOCUMENTS = 120, 200
@@ -536,7 +536,7 @@ def test_other_judgements_and_another_metric_definition_are_refused_naming_what_
     from generator.claims.record.regression_block import read_regression_block
     from generator.storage.errors import InputError
     from generator.claims.record.noninferiority import changes_since
-    from generator.results import read_results
+    from generator.core.results import read_results
 
     root = released
     block = read_regression_block(root / "design")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.results import PathSyntaxError, parse_path, resolve
+from generator.core.results import PathSyntaxError, parse_path, resolve
 from generator.claims.language.predicates import PredicateEvaluationError, PredicateSyntaxError, compile_predicate
 
 DATA = {

@@ -11,7 +11,7 @@ import pytest
 from generator.core.power import INCONCLUSIVE, NON_INFERIOR, REGRESSION, regression_verdict
 from generator.core.sample_size import minimum_queries, smallest_p_value, too_few_queries
 from generator.core.signflip import exact_p_value
-from generator.results import read_results
+from generator.core.results import read_results
 from tests.conftest import DECISIONS, edit_results, one_line_error, run_cli
 
 # --- the minimum sample --------------------------------------------------------------------------

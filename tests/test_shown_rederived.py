@@ -25,7 +25,7 @@ from generator.storage.errors import InputError
 from generator.project import load_project
 from generator.render.export import export_table
 from generator.render.renderer import render_project
-from generator.results import read_results, seal
+from generator.core.results import read_results, seal
 from tests.conftest import (CLAIMS, WRITER, Outcome, add_design, edit_config, edit_results, ledger_text,
                             one_line_error, write_fixture_results)
 

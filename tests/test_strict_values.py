@@ -20,8 +20,8 @@ from generator.claims.language.ledger import DesignSource
 from generator.commands.cli import main
 from generator.storage.errors import InputError
 from generator.evaluate.data import load_dataset, load_qrels
-from generator.results import (MAX_NUMBER_CHARS, MAX_RESULTS_DEPTH, UnsealableError, canonical_bytes, read_results,
-                               seal)
+from generator.core.results import (MAX_NUMBER_CHARS, MAX_RESULTS_DEPTH, UnsealableError, canonical_bytes, read_results,
+                                    seal)
 from generator.storage.safe_yaml import load_config, parse_yaml
 from tests.conftest import ledger_text, make_small_dataset
 

@@ -51,7 +51,7 @@ from generator.storage.paths import display_path, path_option
 from generator.claims.record.noninferiority import (INCONCLUSIVE, NON_INFERIOR, REGRESSION, UNDECIDED, VERDICTS, Change,
                                       RegressionBlock, changes_since, deciding_decimals)
 from generator.project import Project, load_project
-from generator.results import Results
+from generator.core.results import Results
 
 SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 EXIT_OK, EXIT_REGRESSION = 0, 1

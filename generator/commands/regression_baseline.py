@@ -20,8 +20,8 @@ from generator.claims.record.noninferiority import RegressionBlock
 from generator.claims.tracing.measured import ResultsFiles
 from generator.core.dataclass import dataclass
 from generator.project import Project
-from generator.results import MAX_RESULTS_BYTES, Results
-from generator.results.model import ResultsModel
+from generator.core.results import MAX_RESULTS_BYTES, Results
+from generator.core.results.model import ResultsModel
 from generator.storage.errors import InputError, clip
 from generator.storage.paths import display_path
 

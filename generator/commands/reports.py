@@ -133,7 +133,7 @@ def report_sandbox(outcome: SandboxOutcome) -> int:
 def run_sandbox(args: argparse.Namespace) -> int:
     from generator.storage.locks import outputs_lock
     from generator.project import load_project
-    from generator.results.model import ResultsModel, sandbox_figures
+    from generator.core.results.model import ResultsModel, sandbox_figures
     from generator.sandbox.runner import run_sandbox
     
     project = load_project(args.project)

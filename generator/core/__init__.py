@@ -14,7 +14,9 @@ qrels files), `textlines` (a dataset file's lines: plain or gzip, any line ends)
 roles rows play), `options` (what an evaluation is asked to do, every default), `data_source` (how
 readout.yaml names a dataset), `selftest` (the scorer against the spec's fixtures), `dataclass` (the
 package's dataclass: the standard library's, with comparison, hash and repr shared, not compiled
-per class, and what it still compiles remembered) and `text` (text as
-a reader reads it: characters, numerals, lexicons, verdicts and wording; a subpackage). The kernel
-computes; the results file's blocks are assembled from it by generator.results.builders.
+per class, and what it still compiles remembered), `text` (text as
+a reader reads it: characters, numerals, lexicons, verdicts and wording; a subpackage) and
+`results` (the results file every stage writes or reads: its schema, paths, seal and model; a
+subpackage). The rest of the kernel computes and never reads the results file; the file's blocks
+are assembled from it by generator.core.results.builders.
 """

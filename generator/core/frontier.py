@@ -8,7 +8,7 @@ depth could gain, never a model's quality: a configuration priced by its shape h
 at all. It is non-decreasing in depth and never below the over row's own mean. Headroom is the
 ceiling minus the over row's mean.
 
-The block is built by generator.results.builders.frontier_block and read through the results
+The block is built by generator.core.results.builders.frontier_block and read through the results
 model (`cheapest_within`: the configuration with the lowest p95 among those whose p95 fits the
 budget, ties the deeper, then the listed order). Pure functions over plain data.
 """

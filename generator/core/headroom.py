@@ -8,7 +8,7 @@ reranker of, say, the hybrid 50 could gain at most. Recall at the candidate dept
 all (a reordering keeps the set), which is why the ceiling is reported per metric.
 
 The oracle is the one the ceiling calculator uses (generator.sandbox.ceiling), applied to the
-evaluated lists. Pure functions; the block itself is built by generator.results.builders.ceiling_block.
+evaluated lists. Pure functions; the block itself is built by generator.core.results.builders.ceiling_block.
 """
 
 from __future__ import annotations

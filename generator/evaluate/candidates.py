@@ -14,7 +14,7 @@ from generator.storage.errors import InputError
 from generator.evaluate.data import load_dataset
 from generator.core.runfiles import read_run
 from generator.storage.paths import display_path
-from generator.results import read_results
+from generator.core.results import read_results
 
 @dataclass(frozen=True)
 class CandidatePairs:

@@ -38,7 +38,7 @@ from typing import Any, Callable, Mapping, Sequence
 from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError
 from generator.evaluate.cache import is_finite_number, seal, warning_line
-from generator.results.builders import timing_summary
+from generator.core.results.builders import timing_summary
 from generator.evaluate.models import resolve_device
 from generator.core.options import PRECISIONS, RERANK_BATCH_SIZE, RERANK_MAX_LENGTH
 from generator.evaluate.cost_sessions import DTYPES, _entry_key, _open_session, _read_entry, _Session

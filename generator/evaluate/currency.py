@@ -26,7 +26,7 @@ from generator.storage.errors import InputError
 from generator.evaluate.data import check_dataset_layout, hash_inputs
 from generator.storage.fileio import sha256_file
 from generator.storage.paths import display_path
-from generator.results import read_results
+from generator.core.results import read_results
 
 # Measured on the release sample only (generator.evaluate.pipeline: shape costs and the frontier).
 SAMPLE_ONLY_PARAMETERS = ("rerank_cost", "frontier")

@@ -9,7 +9,7 @@ What is read, strictly:
 - every file is UTF-8; a byte that is not is reported with its line and byte offset. A UTF-8 byte
   order mark at the start of a file is dropped (editors on Windows write one).
 - corpus.jsonl and queries.jsonl hold one JSON object per line (blank lines skipped) with string
-  fields; JSON's own grammar only (`generator.results.strict_json`): `NaN`, `Infinity`, numbers
+  fields; JSON's own grammar only (`generator.core.results.strict_json`): `NaN`, `Infinity`, numbers
   of more than 100 digits and a nesting beyond the parser's recursion limit are refused.
 - corpus.jsonl and queries.jsonl may be gzip-compressed instead (corpus.jsonl.gz, queries.jsonl.gz,
   as some BEIR mirrors ship them), read as a stream with the same line bound; both forms of one
@@ -53,7 +53,7 @@ from generator.core.textlines import MAX_LINE_BYTES  # noqa: F401 - the loaders'
 from generator.core.textlines import GZIP_SUFFIX, lines as _lines
 from generator.core.options import SAMPLE_QUERY_COUNT
 from generator.storage.fileio import sha256_file
-from generator.results import clip, excerpt, strict_json
+from generator.core.results import clip, excerpt, strict_json
 
 CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"

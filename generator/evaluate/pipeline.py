@@ -38,10 +38,10 @@ from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, q
 from generator.core.comparisons import method_description
 from generator.storage.fileio import dumps_json, sha256_bytes, write_set
 from generator.storage.paths import default_cache_dir, display_home_path, display_path, reading
-from generator.results import Results, read_results, seal
-from generator.results.builders import (evaluation_document, frontier_block, ranked_ids,
-                                        rerank_summary, sample_comparison_blocks, score_rows, timing_summary,
-                                        with_manifest)
+from generator.core.results import Results, read_results, seal
+from generator.core.results.builders import (evaluation_document, frontier_block, ranked_ids,
+                                             rerank_summary, sample_comparison_blocks, score_rows, timing_summary,
+                                             with_manifest)
 from generator.storage.locks import entry_lock
 
 def _now() -> str:

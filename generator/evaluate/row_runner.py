@@ -22,7 +22,7 @@ from generator.evaluate.data import Dataset
 from generator.evaluate.models import resolve_model
 from generator.evaluate.retrieval import dense_rankings, fused_rankings, rerank_rankings, sparse_rankings
 from generator.evaluate.trained_reranker import _corpus_sha256, trained_label
-from generator.results.builders import RowRun
+from generator.core.results.builders import RowRun
 from generator.storage.errors import InputError, ModelUnavailableError
 from generator.storage.bounded_reads import regular_file_problem
 from generator.storage.fileio import sha256_file

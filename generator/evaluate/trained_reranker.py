@@ -14,7 +14,7 @@ from typing import Any
 
 from generator.evaluate.data import Dataset
 from generator.evaluate.training import TRAINING_FILE
-from generator.results.model import corpus_input
+from generator.core.results.model import corpus_input
 from generator.storage.fileio import sha256_file
 
 

@@ -49,7 +49,7 @@ from typing import Any, Iterable
 from generator.core.dataclass import dataclass
 from generator.core.options import RESULTS_NAME
 from generator.storage.errors import InputError, clip
-from generator.results.schema import CANDIDATE_DEPTH, DOCUMENTS, QUERIES, QUERY_SET, TABLE
+from generator.core.results.schema import CANDIDATE_DEPTH, DOCUMENTS, QUERIES, QUERY_SET, TABLE
 from generator.core.text.wording import label_problem
 
 # output name -> default file and template; a claim's `output` must be one of these names.

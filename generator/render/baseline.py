@@ -28,7 +28,7 @@ from generator.render.doors import Door
 from generator.render.labels import Labels
 from generator.render.values import format_number
 from generator.render.tables import sample_view
-from generator.results import Results
+from generator.core.results import Results
 
 BLOCK = "since_baseline"
 # A report's tables show three decimals; more only where three would flip what a reader compares.

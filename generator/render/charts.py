@@ -37,7 +37,7 @@ from generator.render.svg import (BAR_GAP, BAR_H, LOG_SPAN, NARROW_PX, PLOT_END,
                                   VALUE_GAP_PX, _axis, _fill, _gridlines, _legend, _pattern_defs, _pct, _px, _row_rule,
                                   _svg, _text, _x, text_width, visible_text)
 from generator.render.values import as_number, format_number
-from generator.results import MISSING, ResultsModel, cost_block, parse_path
+from generator.core.results import MISSING, ResultsModel, cost_block, parse_path
 
 
 # --- quality ---------------------------------------------------------------------------------

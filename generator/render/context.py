@@ -33,7 +33,7 @@ from generator.render.tables import (all_pairs_view, frontier_view, per_query_vi
 from generator.render.theme import Theme
 from generator.render.views import (SectionView, anchor, claim_views, claims_by_kind, decisions_view, order_view,
                                     origin_runs, provenance_view, trace_view)
-from generator.results import Results
+from generator.core.results import Results
 
 
 @dataclass

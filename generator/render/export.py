@@ -56,7 +56,7 @@ from generator.render.labels import LABELS_NAME, Labels, load_labels
 from generator.render.orphans import strip_marks
 from generator.render.renderer import load_project_results
 from generator.render.tables import table_view
-from generator.results import RESULTS_NAME, Results, clip, read_results
+from generator.core.results import RESULTS_NAME, Results, clip, read_results
 
 FORMATS = ("csv", "latex")
 # What `--to` may be called, per format: never results.json, readout.yaml or a report.

@@ -46,8 +46,8 @@ from generator.render.shell import (HTML_SLOTS, MARKDOWN_SLOTS, mark_unverified,
 from generator.render.stamps import (Rendered, manifest_files, stale_outputs, stamp_text, template_hashes,
                                      unwritten_files)
 from generator.render.theme import load_theme
-from generator.results import RESULTS_NAME, Results, read_results
-from generator.results.seal import only_rederived, parsed_once
+from generator.core.results import RESULTS_NAME, Results, read_results
+from generator.core.results.seal import only_rederived, parsed_once
 
 
 def _environment(*search_path: Path) -> Environment:

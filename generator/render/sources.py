@@ -13,11 +13,11 @@ from typing import Any
 
 from generator.claims.record.quotable_units import reduce_markdown
 from generator.claims.evidence import Evidence
-from generator.results import PathSyntaxError, Step, parse_path
-from generator.results.schema import (BY_NAME, CANDIDATE_DEPTH, COMPARISONS, DIAGNOSIS, FORMER_NAMES, MANIFEST, P95_RERANK,
-                                      PER_QUERY, QUERY_SET, RERANK_COSTS, RERANK_MILLISECONDS,
-                                      SAME_CANDIDATES, TABLE, FIGURE_KINDS, Block)
-from generator.results.location import locate
+from generator.core.results import PathSyntaxError, Step, parse_path
+from generator.core.results.schema import (BY_NAME, CANDIDATE_DEPTH, COMPARISONS, DIAGNOSIS, FORMER_NAMES, MANIFEST, P95_RERANK,
+                                           PER_QUERY, QUERY_SET, RERANK_COSTS, RERANK_MILLISECONDS,
+                                           SAME_CANDIDATES, TABLE, FIGURE_KINDS, Block)
+from generator.core.results.location import locate
 
 # Keys spelled out for a reader; any other key is shown with its underscores as spaces.
 _WORDS = {

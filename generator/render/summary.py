@@ -23,8 +23,8 @@ from generator.storage.errors import InputError
 from generator.storage.fileio import atomic_write_text
 from generator.storage.paths import display_path
 from generator.project import Project, load_project
-from generator.results import RESULTS_NAME, Results, read_results
-from generator.results.model import cheapest_within, within_budget
+from generator.core.results import RESULTS_NAME, Results, read_results
+from generator.core.results.model import cheapest_within, within_budget
 
 TEMPLATE = "readme-summary.md.j2"
 BEGIN = "<!-- readme-summary: generated from the results by `python -m generator.render.summary`; do not edit -->\n"

@@ -16,7 +16,7 @@ from generator.render.doors import Door
 from generator.render.labels import Labels
 from generator.render.twins import twin_rows
 from generator.render.values import format_number
-from generator.results import MISSING, RESULTS_NAME, Results, ResultsModel
+from generator.core.results import MISSING, RESULTS_NAME, Results, ResultsModel
 
 
 def _table_word(value: object, where: str, file: str = RESULTS_NAME) -> str:

@@ -1,7 +1,7 @@
 """A quantized reranker beside its fp32 twin: is int8 as good, and how much faster?
 
 Speed-ups are measured; quality kept is usually assumed. For every int8 rerank row whose fp32
-twin ran too (the same model over the same candidates, generator.results.model.ResultsModel.quantized_twins),
+twin ran too (the same model over the same candidates, generator.core.results.model.ResultsModel.quantized_twins),
 the rerank cost card of the int8 row shows, per metric the design's `regression` block lists
 (generator.claims.record.noninferiority; nDCG@5 when there is none):
 
@@ -27,7 +27,7 @@ from generator.storage.memo import default_memo
 from generator.render.doors import Door
 from generator.render.labels import Labels
 from generator.render.values import format_number
-from generator.results import Results
+from generator.core.results import Results
 
 DEFAULT_METRIC = "nDCG@5"
 

@@ -16,7 +16,7 @@ from generator.render.sources import design_quote, measured_sentence, short_valu
 from generator.render.doors import Door
 from generator.render.labels import Labels
 from generator.render.values import format_number, raw_json
-from generator.results import MISSING, RESULTS_NAME, Results
+from generator.core.results import MISSING, RESULTS_NAME, Results
 
 
 @dataclass

@@ -46,9 +46,9 @@ from generator.storage.errors import InputError
 from generator.core.diagnosis import diagnose, ndcg_verdict
 from generator.core.fusion import min_max_fusion
 from generator.core.metrics import Metric
-from generator.results.builders import (RowRun, per_query_block, ranked_ids, sandbox_document, table_block,
-                                        topic_diagnosis_entry)
-from generator.results.model import ResultsModel, SandboxFigures, sandbox_figures
+from generator.core.results.builders import (RowRun, per_query_block, ranked_ids, sandbox_document, table_block,
+                                             topic_diagnosis_entry)
+from generator.core.results.model import ResultsModel, SandboxFigures, sandbox_figures
 from generator.sandbox.bm25 import BM25Index, document_tokens, tokenize
 from generator.sandbox.inputs import LEDGER_STAGES, SandboxInputs
 

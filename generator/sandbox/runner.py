@@ -25,9 +25,9 @@ from generator.core.runfiles import QRELS_COPY_NAME, format_qrels, format_run, q
 from generator.storage.bounded_reads import read_input
 from generator.storage.fileio import dumps_json, sha256_bytes, write_set
 from generator.storage.paths import display_path, reading
-from generator.results import RESULTS_NAME, seal
-from generator.results.builders import (invalid_sandbox_record, recorded_run_manifest, sandbox_run_manifest,
-                                        with_manifest)
+from generator.core.results import RESULTS_NAME, seal
+from generator.core.results.builders import (invalid_sandbox_record, recorded_run_manifest, sandbox_run_manifest,
+                                             with_manifest)
 from generator.sandbox.bm25 import TOKEN_PATTERN
 from generator.sandbox.config import SandboxConfig
 from generator.sandbox.inputs import hash_inputs, load_inputs

@@ -28,7 +28,7 @@ INPUT_BOUNDS: dict[str, int] = {
     "design document": 2 * _MiB,
     "design freeze log": 64 * _MiB,  # every frozen text and diff, for years of amendments
     "trace history": 16 * _MiB,     # one ~300-byte line per ledger version: some 50,000 versions
-    "results file": 256 * _MiB,     # generator.results.MAX_RESULTS_BYTES
+    "results file": 256 * _MiB,     # generator.core.results.MAX_RESULTS_BYTES
     "run file": 1024 * _MiB,        # a TREC run: 7,000 queries x 1,000 documents is ~350 MB
     "judgements": 256 * _MiB,       # a qrels copy beside the runs
     "label registry": 1 * _MiB,

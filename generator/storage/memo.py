@@ -19,7 +19,7 @@ Jinja templates compiled to bytecode (Jinja checks the template's source checksu
 signature keeps out bytecode the tool did not write). Kept with marshal (`store_values`), which
 reads back faster than JSON parses: what a YAML text parses to (the ledger, readout.yaml, the
 label registry, the package's lexicons: generator.storage.safe_yaml), the values a results file
-parsed to (generator.results.seal) and the methods dataclasses compiles for the package's
+parsed to (generator.core.results.seal) and the methods dataclasses compiles for the package's
 classes, by their source text (generator.core.dataclass).
 
 Verified, not believed: an entry counts only when its HMAC-SHA256, made with a key this machine

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.results import seal
+from generator.core.results import seal
 from tests.conftest import (DENSE, FUSION, HISTORY, HYBRID, HYBRID_VS_DENSE, SPARSE, WRITER, add_design, claim,
                             design, edit_results, fixture_evaluation, ledger_text, measured, one_line_error, run_cli,
                             sha256)

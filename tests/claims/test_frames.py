@@ -106,7 +106,7 @@ class _Files:
     """What a reading asks of a check's results files, for one results document in memory."""
 
     def __init__(self, data):
-        from generator.results.model import ResultsModel
+        from generator.core.results.model import ResultsModel
         self.model = ResultsModel(data)
         self.memo = type("NoMemo", (), {"remembered": staticmethod(lambda kind, inputs, compute: compute())})()
 

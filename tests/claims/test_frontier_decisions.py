@@ -8,9 +8,9 @@ import json
 import pytest
 
 from generator.claims.tracing.checker import check_project
-from generator.results.model import cheapest_within
+from generator.core.results.model import cheapest_within
 from generator.project import load_project
-from generator.results import seal
+from generator.core.results import seal
 
 from tests.conftest import BUDGET_REQUIREMENTS, refreeze
 

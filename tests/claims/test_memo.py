@@ -12,7 +12,7 @@ import pytest
 from generator.storage import memo as memo_module
 from generator.claims.tracing.measured import ResultsFiles
 from generator.storage.memo import MEMO_DIR, Memo
-from generator.results import read_results
+from generator.core.results import read_results
 
 L03 = Path(__file__).resolve().parents[2] / "examples" / "l03"
 
@@ -352,7 +352,7 @@ def test_values_the_tool_did_not_write_are_never_unmarshalled(tmp_path, forge, m
 def test_a_results_file_reads_back_the_values_it_parsed_to(tmp_path, monkeypatch):
     import importlib
 
-    seal = importlib.import_module("generator.results.seal")   # the package exports a function of that name
+    seal = importlib.import_module("generator.core.results.seal")   # the package exports a function of that name
     monkeypatch.setenv("READOUT_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.delenv("READOUT_NO_MEMO", raising=False)

@@ -13,7 +13,7 @@ from generator.commands.cli import main
 from generator.core.power import minimum_detectable_effect, queries_needed
 from generator.storage.errors import InputError
 from generator.project import load_project
-from generator.results import read_results
+from generator.core.results import read_results
 from tests.conftest import DECISIONS, claim, edit_results, ledger_text, refreeze, write_project_files
 
 HYBRID_RULE = """

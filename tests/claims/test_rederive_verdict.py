@@ -18,8 +18,8 @@ import pytest
 
 from generator.claims.tracing.measured import ResultsFiles
 from generator.claims.tracing.rederive import verify_results
-from generator.results.builders import timing_summary
-from generator.results import read_results, seal, seal_problem
+from generator.core.results.builders import timing_summary
+from generator.core.results import read_results, seal, seal_problem
 from tests.conftest import FIXTURE_QUERIES, write_fixture_results
 
 WRITER = "readout evaluate 0.1.0"

@@ -8,7 +8,7 @@ import pytest
 
 from generator.claims.tracing.rederive import verify_results
 from generator.core.all_pairs import all_pairs_block, family_pairs, holm_adjusted
-from generator.results import read_results, seal
+from generator.core.results import read_results, seal
 
 
 def test_holm_by_hand():

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from generator.core.frontier import ceiling_at_depth, parse_frontier
-from generator.results.builders import frontier_block
-from generator.results.model import cheapest_within, within_budget
+from generator.core.results.builders import frontier_block
+from generator.core.results.model import cheapest_within, within_budget
 from generator.core.metrics import macro_mean, metrics_from_names
 from generator.storage.errors import InputError
 

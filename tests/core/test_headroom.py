@@ -13,7 +13,7 @@ import random
 import pytest
 
 from generator.core.headroom import NOTE, oracle_order
-from generator.results.builders import ceiling_block
+from generator.core.results.builders import ceiling_block
 from generator.core.metrics import ROW_METRICS, Metric
 from generator.sandbox.ceiling import PRESET, compute_ceiling, parse_case
 

@@ -16,7 +16,7 @@ from generator.evaluate.pipeline import evaluate, write_outputs
 from generator.render.export import CsvDoor
 from generator.render.labels import Labels, load_labels
 from generator.render.tables import _column_label, _graded_gains
-from generator.results import ResultsModel, read_results, seal
+from generator.core.results import ResultsModel, read_results, seal
 from tests.conftest import REPOSITORY_ROOT, make_small_dataset
 
 pytestmark = pytest.mark.model

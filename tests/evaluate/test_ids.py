@@ -75,7 +75,7 @@ def _dataset(root: Path, doc_id: str = "d1", query_id: str = "q1") -> Path:
 
 
 # A lone surrogate never reaches the id rule in a JSONL file: the JSON reader refuses the line
-# (`generator.results.strict_json`), since no UTF-8 file can hold it.
+# (`generator.core.results.strict_json`), since no UTF-8 file can hold it.
 @pytest.mark.parametrize("value", [value for value in sorted(REFUSED) if value.strip() and "\udcff" not in value])
 @pytest.mark.parametrize("place", ["corpus", "queries"])
 def test_the_loader_refuses_a_bad_json_id_naming_file_line_and_field(tmp_path, value, place):

@@ -16,7 +16,7 @@ from generator.core import textlines
 from generator.evaluate.data import hash_inputs, load_dataset
 from generator.claims.tracing.rederive import verify_results
 from generator.evaluate.pipeline import empty_queries_warning, evaluate, write_outputs
-from generator.results import read_results
+from generator.core.results import read_results
 
 
 def _figures(dataset):

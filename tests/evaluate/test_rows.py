@@ -18,9 +18,9 @@ from generator.core.fusion import min_max_fused_ranking
 from generator.core.options import EvaluationOptions, validate_evaluate_block
 from generator.evaluate.pipeline import evaluate, write_outputs
 from generator.core.rows import DEFAULT_RERANK_ROW, RowSpec, default_rows, parse_rows
-from generator.results.rows import row_roles
+from generator.core.results.rows import row_roles
 from generator.project.reference import load_config_schema
-from generator.results import ResultsModel, parse_path, read_results, seal
+from generator.core.results import ResultsModel, parse_path, read_results, seal
 
 DENSE = {"name": "dense", "kind": "dense"}
 SPARSE = {"name": "sparse", "kind": "sparse"}

@@ -13,7 +13,7 @@ from generator.core.frontier import FrontierSpec
 from generator.core.options import EvaluationOptions
 from generator.core.rows import RowSpec
 from generator.evaluate.pipeline import evaluate, write_outputs
-from generator.results import read_results, seal
+from generator.core.results import read_results, seal
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("one_torch_thread")]
 

@@ -92,7 +92,7 @@ def test_a_results_file_without_per_query_values_says_so_where_the_table_would_b
     from generator.render.doors import HtmlDoor
     from generator.render.labels import Labels, load_labels, package_labels_path
     from generator.render.tables import per_query_view
-    from generator.results import read_results
+    from generator.core.results import read_results
 
     root = make_project(tmp_path / "p")
     results = read_results(root / "outputs" / "results.json")

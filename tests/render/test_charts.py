@@ -12,7 +12,7 @@ from generator.project.outputs import DeltasChart, QualityVsTimeChart, TableSpec
 from generator.render import charts
 from generator.render.svg import metric_style, tick_tiers
 from generator.render.doors import HtmlDoor
-from generator.results import ResultsModel
+from generator.core.results import ResultsModel
 
 
 class _Labels:

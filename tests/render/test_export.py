@@ -20,7 +20,7 @@ from generator.project import load_project
 from generator.render.export import (CsvDoor, LatexDoor, choose_output, configure_export, export_table, format_table,
                                      latex_escape, run_export,
                                      write_export)
-from generator.results import read_results
+from generator.core.results import read_results
 from tests.conftest import REPOSITORY_ROOT, ROOT_CONFIG
 
 L03 = REPOSITORY_ROOT / "examples" / "l03"

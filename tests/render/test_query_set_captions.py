@@ -15,7 +15,7 @@ from generator.storage.errors import InputError
 from generator.project import load_project
 from generator.render.export import export_table
 from generator.render.renderer import render_project
-from generator.results import read_results
+from generator.core.results import read_results
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ import pytest
 from generator.render.doors import HtmlDoor
 from generator.render.labels import Labels, load_labels
 from generator.render.twins import twin_rows
-from generator.results import read_results
+from generator.core.results import read_results
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ from typing import Any
 from generator.claims.frames import thresholds
 from generator.claims.frames.figures import Figure, Reading, _count, _measured, _number
 from generator.claims.frames.spec import QUERY, SHARE
-from generator.results import comparison_name
+from generator.core.results import comparison_name
 
 
 class PairedReadings:

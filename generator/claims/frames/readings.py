@@ -42,7 +42,7 @@ from generator.claims.frames.row_readings import RowReadings
 from generator.claims.frames.spec import Frame
 from generator.claims.record.design import check_design_source
 from generator.claims.record.quotable_units import reduce_markdown
-from generator.results.schema import QUERIES
+from generator.core.results.schema import QUERIES
 
 # The fewest queries an interval, a test, a share or a decision is read from: below it the exact
 # sign-flip test cannot reach p < 0.05 whatever the differences (generator.core.sample_size), the

@@ -11,8 +11,8 @@ from typing import Any
 from generator.claims.frames import thresholds
 from generator.claims.frames.figures import Figure, Reading, _count, _measured, _number
 from generator.claims.frames.spec import CHEAPEST, QUERY
-from generator.results.model import cheapest_within, within_budget
-from generator.results.paths import MISSING
+from generator.core.results.model import cheapest_within, within_budget
+from generator.core.results.paths import MISSING
 
 DIAGNOSES = ("candidate miss", "ordering problem", "none")
 

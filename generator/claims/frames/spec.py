@@ -37,7 +37,7 @@ from dataclasses import field
 from typing import Any
 
 from generator.core.dataclass import dataclass
-from generator.results import RESULTS_NAME
+from generator.core.results import RESULTS_NAME
 
 MEAN, SHARE, QUERY = "mean", "share", "query"
 STATISTICS = (MEAN, SHARE, QUERY)

@@ -19,7 +19,7 @@ import math
 import re
 from typing import Any
 
-from generator.results import excerpt
+from generator.core.results import excerpt
 
 SPEC = re.compile(r"(?P<sign>\+)?(?P<comma>,)?(?:\.(?P<precision>[0-9]))?(?P<type>[df%])?\Z")
 ALLOWED = "'', ',', d, ,d, .Nf, +.Nf, ,.Nf, .N%, +.N% (N from 0 to 9)"

@@ -20,7 +20,7 @@ File format (`claims/ledger.yaml`; JSON Schema in `claims/ledger.schema.json`)::
               quote: "RRF with constant 60"
           - measured:
               file: results.json         # a JSON file in outputs/ (default results.json)
-              values:                    # name -> path into that file (grammar: generator/results/paths.py)
+              values:                    # name -> path into that file (grammar: generator/core/results/paths.py)
                 hybrid: "table[search=hybrid].nDCG@5"
                 dense: "table[search=dense].nDCG@5"
               predicate: "hybrid > dense"   # optional; grammar: generator/claims/language/predicates.py
@@ -64,7 +64,7 @@ from generator.claims.language.formats import spec_problem
 from generator.claims.language.predicates import Predicate
 from generator.core.dataclass import dataclass
 from generator.project.outputs import OUTPUT_NAMES
-from generator.results import Step
+from generator.core.results import Step
 
 LEDGER_VERSION = "1"
 ENGLISH = "en"

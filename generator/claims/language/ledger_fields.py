@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from generator.claims.language.ledger import RETIRED_FIELDS
-from generator.results import clip
+from generator.core.results import clip
 from generator.storage.errors import InputError
 from generator.storage.safe_yaml import Node
 from generator.core.text.characters import describe, hidden_character

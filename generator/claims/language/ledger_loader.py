@@ -17,7 +17,7 @@ from generator.claims.language.ledger import (CLAIM_FIELDS, ENGLISH, FRAME_FIELD
                                               parse_placeholders)
 from generator.claims.language.ledger_fields import _choices, _mapping, _text, _valid_document_name
 from generator.claims.language.ledger_sources import _check_value_names, _sources
-from generator.results import clip, excerpt
+from generator.core.results import clip, excerpt
 from generator.storage.errors import InputError
 from generator.storage.bounded_reads import read_input
 from generator.storage.fileio import sha256_bytes

@@ -13,7 +13,7 @@ from generator.claims.language.ledger import (DECISION_FIELDS, DECISION_STATES, 
                                               Placeholder, Source)
 from generator.claims.language.ledger_fields import _choices, _mapping, _text, _valid_document_name
 from generator.claims.language.predicates import CONSTANT_NAMES, FUNCTIONS, PredicateSyntaxError, compile_predicate
-from generator.results import RESULTS_NAME, PathSyntaxError, Step, clip, excerpt, parse_path
+from generator.core.results import RESULTS_NAME, PathSyntaxError, Step, clip, excerpt, parse_path
 from generator.storage.errors import InputError
 from generator.storage.safe_yaml import Node
 

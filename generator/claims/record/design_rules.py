@@ -24,7 +24,7 @@ from generator.storage.errors import InputError
 from generator.storage.paths import display_path
 from generator.core.text.numeral_values import numeral_value
 from generator.core.text.numerals import find_numerals
-from generator.results import RESULTS_NAME, PathSyntaxError, parse_path, path_text
+from generator.core.results import RESULTS_NAME, PathSyntaxError, parse_path, path_text
 from generator.core.text.wording import label_problem
 
 TRIGGER_KEYS = {"decision", "when", "fires", "otherwise", "values", "file", "effect"}

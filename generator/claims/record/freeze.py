@@ -49,7 +49,7 @@ from generator.storage.fileio import atomic_write_json, remove_stale_temporaries
 from generator.storage.paths import display_path, reading
 from generator.storage.locks import records_lock
 from generator.project import Project
-from generator.results import read_results, strict_json
+from generator.core.results import read_results, strict_json
 
 FREEZE_VERSION = 2
 GENESIS = "genesis"

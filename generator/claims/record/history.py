@@ -35,7 +35,7 @@ from generator.storage.fileio import atomic_write_bytes, atomic_write_text, sha2
 from generator.storage.paths import display_path, reading
 from generator.storage.locks import records_lock
 from generator.project import FIRST_DRAFT_NAME, Project
-from generator.results import strict_json
+from generator.core.results import strict_json
 from generator.storage.safe_yaml import Node, parse_yaml
 
 GENESIS = "genesis"

@@ -59,8 +59,8 @@ from generator.core.signflip import plain_float, wins_ties_losses
 from generator.storage.errors import InputError, clip
 from generator.storage.paths import display_path
 from generator.storage.memo import default_memo
-from generator.results import Results, seal_problem
-from generator.results.model import corpus_input
+from generator.core.results import Results, seal_problem
+from generator.core.results.model import corpus_input
 
 __all__ = ["CONFIDENCE", "DEFAULT_INCONCLUSIVE", "HOW_TO_ADD", "INCONCLUSIVE", "INCONCLUSIVE_POLICIES",
            "NON_INFERIOR", "REGRESSION", "UNDECIDED", "VERDICTS", "Change", "RegressionBlock", "changes_since",

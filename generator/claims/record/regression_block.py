@@ -18,7 +18,7 @@ from typing import Any
 from generator.claims.record.fences import _block, design_fences
 from generator.core.dataclass import dataclass
 from generator.storage.errors import InputError, clip
-from generator.results import RESULTS_NAME
+from generator.core.results import RESULTS_NAME
 from generator.storage.safe_yaml import parse_yaml
 
 # The design's `regression` block: what `readout regress` compares, and what it must rule out.

@@ -63,9 +63,9 @@ from generator.claims.language.predicates import (UNKNOWN, Predicate, PredicateE
                                                   evaluate_three_valued)
 from generator.storage.errors import InputError
 from generator.storage.fileio import sha256_text
-from generator.results import Results, cost_block, parse_path
-from generator.results.model import cheapest_within, within_budget
-from generator.results.schema import FRONTIER as FRONTIER_BLOCK
+from generator.core.results import Results, cost_block, parse_path
+from generator.core.results.model import cheapest_within, within_budget
+from generator.core.results.schema import FRONTIER as FRONTIER_BLOCK
 
 FIRES = "fires"
 DOES_NOT_FIRE = "does not fire"

@@ -15,8 +15,8 @@ from generator.core.textlines import count_records
 from generator.storage.errors import InputError
 from generator.storage.fileio import sha256_file
 from generator.storage.memo import default_memo
-from generator.results import Results
-from generator.results.model import corpus_input
+from generator.core.results import Results
+from generator.core.results.model import corpus_input
 
 # The files beside a results file that it vouches for (generator.claims.tracing.rederive.SIDE_FILES
 # says how each is derived).

@@ -1,7 +1,7 @@
 """Measured values as evidence: reading a claim's values out of a results file in outputs/.
 
 A measured source holds when its results file is in outputs/, every declared path resolves (see
-`generator.results`; a path in format 1's spelling is read as the current format's) to a value that is not null and not inside a row with `"measured": false`
+`generator.core.results`; a path in format 1's spelling is read as the current format's) to a value that is not null and not inside a row with `"measured": false`
 (except that row's `search`, `measured` and `not_measured_reason`), and its predicate, if any,
 evaluates to true (see `generator.claims.language.predicates`).
 """
@@ -25,8 +25,8 @@ from generator.storage.fileio import sha256_file
 from generator.storage.paths import display_path, reading
 from generator.storage.memo import Memo, default_memo
 from generator.claims.tracing.dataset import SIDE_FILE_NAMES, project_problem
-from generator.results import RESULTS_NAME, Results, read_results, seal_problem
-from generator.results.seal import rederiving
+from generator.core.results import RESULTS_NAME, Results, read_results, seal_problem
+from generator.core.results.seal import rederiving
 
 
 class ResultsFiles:

@@ -2,7 +2,7 @@
 the value itself as a rule reads it (ShownValue: its file, its path, where the results schema
 places it and the query set it was measured on).
 
-What a value is, is read from the results schema (generator.results.location.locate), never from
+What a value is, is read from the results schema (generator.core.results.location.locate), never from
 its path's spelling, so every declared block is named the day it is declared.
 """
 
@@ -14,9 +14,9 @@ from typing import Iterable
 
 from generator.core.dataclass import dataclass
 from generator.core.rows import KIND_WORDS, default_rows
-from generator.results import ResultsModel, Step
-from generator.results.location import Location
-from generator.results.schema import QUERY_SET
+from generator.core.results import ResultsModel, Step
+from generator.core.results.location import Location
+from generator.core.results.schema import QUERY_SET
 
 # The SciFact review's rows are named by their kind's words (generator.core.rows.KIND_WORDS,
 # which also keeps any configured row from taking another kind's word); the sandbox's by its own.

@@ -6,7 +6,7 @@ What a sealed results file must hold (both `readout evaluate` and `readout sandb
 `manifest.query_ids`, `manifest.metrics` (each metric's definition, generator.core.metrics.Metric),
 `manifest.run_files` (row -> path and sha256) and `manifest.qrels_copy` (the judgements of exactly
 those queries, with sha256). From these the checker rebuilds each block with the builder that
-wrote it (generator.results.builders) and compares: for every measured row, each query's value
+wrote it (generator.core.results.builders) and compares: for every measured row, each query's value
 of every metric, the table (each row's mean and its change over the baseline, the first of
 `manifest.rows`, dense in the SciFact review), every paired comparison (`comparisons`: the
 per-query differences' mean, wins, ties and losses, the exact sign-flip p-value, the interval
@@ -44,13 +44,13 @@ from generator.core.rows import name_kind_problem
 from generator.core.runfiles import positive_grades, read_qrels
 from generator.storage.bounded_reads import input_problem, read_input
 from generator.storage.fileio import sha256_file
-from generator.results import Results, seal_problem
-from generator.results.builders import (RowRun, ceiling_block, diagnosis_block, diagnosis_summary_block,
-                                        per_query_block, queries_without_candidates_block, run_manifest_view,
-                                        power_block, sample_comparison_blocks, table_block, topic_diagnosis_entry)
-from generator.results.model import ResultsModel, sandbox_figures
-from generator.results.schema import (BLOCK_NAMES, CEILING, POWER, DIAGNOSIS, DIAGNOSIS_SUMMARY, MANIFEST,
-                                      PARAMETERS, PER_QUERY, QUERIES, QUERIES_WITHOUT_CANDIDATES, TABLE)
+from generator.core.results import Results, seal_problem
+from generator.core.results.builders import (RowRun, ceiling_block, diagnosis_block, diagnosis_summary_block,
+                                             per_query_block, queries_without_candidates_block, run_manifest_view,
+                                             power_block, sample_comparison_blocks, table_block, topic_diagnosis_entry)
+from generator.core.results.model import ResultsModel, sandbox_figures
+from generator.core.results.schema import (BLOCK_NAMES, CEILING, POWER, DIAGNOSIS, DIAGNOSIS_SUMMARY, MANIFEST,
+                                           PARAMETERS, PER_QUERY, QUERIES, QUERIES_WITHOUT_CANDIDATES, TABLE)
 from generator.sandbox.pipeline import stage_boundary
 
 _CHANGE_FIELD = re.compile(r"^delta_(?P<metric>.+)_vs_(?P<baseline>.+)$")
@@ -227,7 +227,7 @@ class _Derivation(ComparisonChecks, TimingChecks):
     def _check_rows(self, query_ids: list[str], metrics: list[Metric],
                     judgements: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, list[str]]]:
         """Each measured row's run file read; `per_query` and `table` rebuilt from the runs and the
-        judgements (generator.results.builders) and compared with what the file records."""
+        judgements (generator.core.results.builders) and compared with what the file records."""
         if not self.model.has_table:
             raise Mismatch("table is not a list of rows")
         rows = _field(self.data, TABLE.name, "")

@@ -1,6 +1,6 @@
 """The paired comparisons of a results file drawn again: each comparison's figures from its
 per-query differences, its interval and p-value redrawn with the recorded seed, resamples and
-sign-flip limits by the builder that drew them (generator.results.builders), and every pair of
+sign-flip limits by the builder that drew them (generator.core.results.builders), and every pair of
 measured rows with Holm's correction (`all_pairs`).
 
 The intervals' endpoints are random draws, so they are compared only after being drawn again with
@@ -14,9 +14,9 @@ from typing import Any, Mapping
 
 from generator.claims.tracing.mismatch import Mismatch, _expect, _field
 from generator.core.signflip import SIGNIFICANCE, agreement, exact_p_value, wins_ties_losses
-from generator.results.builders import all_pairs_block, draw_comparison, scores_of
-from generator.results.model import comparison_name
-from generator.results.schema import ALL_PAIRS, COMPARISONS
+from generator.core.results.builders import all_pairs_block, draw_comparison, scores_of
+from generator.core.results.model import comparison_name
+from generator.core.results.schema import ALL_PAIRS, COMPARISONS
 
 
 def _check_paired(where: str, stats: Mapping[str, Any], differences: list[float]) -> None:

@@ -14,8 +14,8 @@ from typing import Any, Mapping
 from generator.claims.tracing.mismatch import Mismatch, _expect, _field, _show
 from generator.core.metrics import metrics_from_names, percentile, same_candidate_sets
 from generator.core.options import SHAPE_COST
-from generator.results.builders import frontier_block, reranked_top_ids, timing_summary
-from generator.results.schema import FRONTIER, P95_RERANK, RERANK_COSTS, SAME_CANDIDATES
+from generator.core.results.builders import frontier_block, reranked_top_ids, timing_summary
+from generator.core.results.schema import FRONTIER, P95_RERANK, RERANK_COSTS, SAME_CANDIDATES
 
 _EXTRAPOLATED = re.compile(re.escape(SHAPE_COST) + r", extrapolated from (\d+) of (\d+) layers")
 

@@ -11,7 +11,7 @@ exists and does not re-derive fails the check with its first mismatch, naming wh
 
 The check's report lists every results file it re-derived, by its real path, with the sha256 of the
 bytes it re-derived (`CheckReport.rederived`). A render reads results only through that list
-(generator.results.seal.only_rederived): a file not on it, or whose bytes changed since, is refused,
+(generator.core.results.seal.only_rederived): a file not on it, or whose bytes changed since, is refused,
 in a draft too. `export` re-derives the file it exports (`rederived_results`) before it prints a
 value or the file's sha256.
 
@@ -39,8 +39,8 @@ from generator.storage.fileio import sha256_file
 from generator.storage.paths import display_path
 from generator.storage.memo import default_memo
 from generator.project import Project
-from generator.results import RESULTS_NAME, Results, clip, strict_json
-from generator.results.schema import QUERY_TEXTS
+from generator.core.results import RESULTS_NAME, Results, clip, strict_json
+from generator.core.results.schema import QUERY_TEXTS
 
 QUERIES_INPUT_NAMES = ("queries.jsonl", "queries.jsonl.gz")
 

@@ -14,7 +14,7 @@ from generator.claims.tracing.naming import (ROW_ALIASES, ShownValue, baseline_o
                                              only_by_alias, query_of, query_spans, row_of, rows_of)
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import ClaimView
-from generator.results import RESULTS_NAME
+from generator.core.results import RESULTS_NAME
 
 # Words that speak of a mean over queries (the lexicon's `aggregate` class).
 _AGGREGATE = lexicon.pattern("aggregate")

@@ -13,7 +13,7 @@ from generator.claims.language.visible import render_visible
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import ClaimView
 from generator.core.options import SHAPE_COST
-from generator.results import cost_block
+from generator.core.results import cost_block
 from generator.core.text.wording import QUALITY
 
 _SHAPE_WORDS = lexicon.pattern("shape")

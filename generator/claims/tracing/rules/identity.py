@@ -18,7 +18,7 @@ from generator.core.text import lexicon
 from generator.claims.tracing.naming import rows_of
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import BLANK, ClaimView
-from generator.results import ResultsModel, path_text
+from generator.core.results import ResultsModel, path_text
 
 # `org/name` the way model hubs spell a model.
 _MODEL_ID = re.compile(r"(?<![\w./-])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[A-Za-z0-9])(?![\w/-])")

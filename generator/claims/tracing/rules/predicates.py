@@ -12,7 +12,7 @@ from generator.claims.tracing.rules import noted_rule, rule
 from generator.claims.tracing.view import ClaimView
 from generator.core.text.wording import COMPARATIVE
 
-# Kinds of value that say what was measured rather than how well (generator.results.schema).
+# Kinds of value that say what was measured rather than how well (generator.core.results.schema).
 SAYS_WHAT_WAS_MEASURED = ("count", "query count", "parameter", "identity")
 
 noted_rule("predicate-holds", "Every predicate is true", (

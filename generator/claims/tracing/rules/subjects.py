@@ -15,7 +15,7 @@ from generator.core.text import lexicon
 from generator.claims.tracing.naming import ROW_ALIASES, ShownValue, baseline_of, row_of
 from generator.claims.tracing.rules import rule
 from generator.claims.tracing.view import ClaimView
-from generator.results import path_text
+from generator.core.results import path_text
 
 # The subject kinds and their words are the lexicon's `subject_*` classes (not inside an address,
 # `rerank@example.org`, or a dotted name: a name there is no subject); `run` the words of a run.

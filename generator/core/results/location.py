@@ -3,7 +3,7 @@ metric and field (with its kind and unit) its layout binds.
 
 Every reader that needs to know what a value is (the attribution and statistic rules of the
 checker, the source notes of the reports) asks `locate` here; the layouts and fields it matches
-against are declared once, in `generator.results.schema`.
+against are declared once, in `generator.core.results.schema`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import field
 from typing import Iterable
 
 from generator.core.dataclass import dataclass
-from generator.results.schema import BY_NAME, Block, Field, _slot_pattern, field_named
+from generator.core.results.schema import BY_NAME, Block, Field, _slot_pattern, field_named
 
 
 # --- locating a value ------------------------------------------------------------------------

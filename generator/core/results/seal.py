@@ -6,7 +6,7 @@ document without the seal (sorted keys, no spaces, UTF-8). Only sealed files can
 claim. A seal is not a signature (anyone can recompute it), so the checker also rebuilds every
 block from the run files and judgements the file names (generator.claims.tracing.rederive). The seal is
 checked on the file as written; readers get it in the current format (`Results.data`, upgraded by
-`generator.results.upgrade`), and through the model (`Results.model`).
+`generator.core.results.upgrade`), and through the model (`Results.model`).
 
 Strict reading refuses what two JSON readers could read differently: a key written twice in one
 object (the seal covers the object Python builds, where the last one wins; a reader keeping the
@@ -35,9 +35,9 @@ from generator.storage.bounded_reads import INPUT_BOUNDS, read_input
 from generator.storage.fileio import sha256_bytes
 from generator.storage.paths import display_path
 from generator.storage.memo import default_memo
-from generator.results.model import ResultsModel
-from generator.results.paths import clip
-from generator.results.upgrade import upgrade
+from generator.core.results.model import ResultsModel
+from generator.core.results.paths import clip
+from generator.core.results.upgrade import upgrade
 
 SEAL_KEY = "seal"
 # Bounds on what a results file may be; beyond them it is an input error, never a crash.
@@ -246,7 +246,7 @@ def parsed_once() -> Iterator[None]:
     gets the same values. `render` reads each results file up to four times (the check, the page,
     its tables, the files it wrote); each read still reads and hashes the file, so a file that
     changed in between is read anew. The readers in a block only read (a test holds check and
-    render to it: tests/results/test_parsed_once.py); nothing outlives the block."""
+    render to it: tests/core/results/test_parsed_once.py); nothing outlives the block."""
     global _parsed_in_block
     outer = _parsed_in_block
     if outer is None:

@@ -1,5 +1,6 @@
 """The results file every stage shares: its schema, its paths, its seal, its reading and the
-model every reader gets it through. It reads the kernel (generator.core) and no stage.
+model every reader gets it through. Part of the kernel, since every stage reads it and none owns
+it; it reads the rest of the kernel (generator.core), which never reads it, and no stage.
 
 Modules: `schema` (each block declared once: what it holds, how it is keyed, the query set it
 belongs to, each field's meaning, kind and unit), `location` (what a path names, read from its
@@ -14,13 +15,13 @@ block, called by the evaluation stage, the sandbox and the checker's re-derivati
 `results.schema.json` and the page `docs/results.md`, generated from `schema`).
 """
 
-from generator.results.model import ResultsModel, comparison_name
-from generator.results.paths import (MAX_ECHO_CHARS, MAX_LISTED, MISSING, ROW_IDENTITY_KEYS, PathSyntaxError,
-                                     Resolution, Step, clip, cost_block, excerpt, lookup, parse_path, path_text,
-                                     resolve)
-from generator.results.seal import (MAX_NUMBER_CHARS, MAX_RESULTS_BYTES, MAX_RESULTS_DEPTH, RESULTS_NAME, SEAL_KEY,
-                                    JSONValueError, Results, UnsealableError, canonical_bytes, parse_results_json,
-                                    read_results, seal, seal_problem, strict_json)
+from generator.core.results.model import ResultsModel, comparison_name
+from generator.core.results.paths import (MAX_ECHO_CHARS, MAX_LISTED, MISSING, ROW_IDENTITY_KEYS, PathSyntaxError,
+                                          Resolution, Step, clip, cost_block, excerpt, lookup, parse_path, path_text,
+                                          resolve)
+from generator.core.results.seal import (MAX_NUMBER_CHARS, MAX_RESULTS_BYTES, MAX_RESULTS_DEPTH, RESULTS_NAME, SEAL_KEY,
+                                         JSONValueError, Results, UnsealableError, canonical_bytes, parse_results_json,
+                                         read_results, seal, seal_problem, strict_json)
 
 __all__ = ["MAX_ECHO_CHARS", "MAX_LISTED", "MAX_NUMBER_CHARS", "MAX_RESULTS_BYTES", "MAX_RESULTS_DEPTH", "MISSING",
            "RESULTS_NAME", "ROW_IDENTITY_KEYS", "SEAL_KEY", "JSONValueError", "PathSyntaxError", "Resolution",

@@ -1,10 +1,10 @@
 """One results document as every reader sees it: typed accessors over the declared blocks
-(generator.results.schema), so no reader spells a block's name or defends against its shape.
+(generator.core.results.schema), so no reader spells a block's name or defends against its shape.
 
 A document read from disk is in the current format already (`Results.data`); an accessor returns
 the block's value when it has the declared shape, and an empty value (or None) when the file does
 not hold it: the shape is checked once, here. Paths are resolved here too, in either spelling
-(format 1's is upgraded, generator.results.upgrade), and located in the schema with the file's
+(format 1's is upgraded, generator.core.results.upgrade), and located in the schema with the file's
 own rows and decided reranker.
 """
 
@@ -15,16 +15,16 @@ from typing import Any, Callable, Mapping
 
 from generator.core.dataclass import dataclass
 from generator.core.rows import RowRoles
-from generator.results.paths import MISSING, PathSyntaxError, Resolution, Step, parse_path, path_text, resolve
-from generator.results.rows import row_roles
-from generator.results.schema import (ALL_PAIRS, CANDIDATE_DEPTH, CEILING, COMPARISON_WITH_SAMPLE,
-                                      COMPARISON_WITH_SAMPLE_BY_ROW, COMPARISONS, DIAGNOSIS, DIAGNOSIS_SUMMARY, POWER,
-                                      DOCUMENTS, FRONTIER, FUNNEL, MANIFEST, MEAN_TOKEN_LENGTH, OPAQUE_RUN,
-                                      P95_RERANK, PARAMETERS, PER_QUERY, POSITIVE_JUDGEMENTS, QUERIES, QUERY_SET,
-                                      QUERY_TEXTS, RERANK_COSTS, RERANK_MILLISECONDS, RERANKED_TOP_5, RERANKER, RUNS,
-                                      SAME_CANDIDATES, STATUS, TABLE)
-from generator.results.location import Location, locate
-from generator.results.upgrade import upgrade_steps
+from generator.core.results.paths import MISSING, PathSyntaxError, Resolution, Step, parse_path, path_text, resolve
+from generator.core.results.rows import row_roles
+from generator.core.results.schema import (ALL_PAIRS, CANDIDATE_DEPTH, CEILING, COMPARISON_WITH_SAMPLE,
+                                           COMPARISON_WITH_SAMPLE_BY_ROW, COMPARISONS, DIAGNOSIS, DIAGNOSIS_SUMMARY, POWER,
+                                           DOCUMENTS, FRONTIER, FUNNEL, MANIFEST, MEAN_TOKEN_LENGTH, OPAQUE_RUN,
+                                           P95_RERANK, PARAMETERS, PER_QUERY, POSITIVE_JUDGEMENTS, QUERIES, QUERY_SET,
+                                           QUERY_TEXTS, RERANK_COSTS, RERANK_MILLISECONDS, RERANKED_TOP_5, RERANKER, RUNS,
+                                           SAME_CANDIDATES, STATUS, TABLE)
+from generator.core.results.location import Location, locate
+from generator.core.results.upgrade import upgrade_steps
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -304,11 +304,11 @@ class ResultsModel:
     # --- paths --------------------------------------------------------------------------------
 
     def canonical(self, steps: tuple[Step, ...]) -> tuple[tuple[Step, ...], str | None]:
-        """A path's format-2 steps (generator.results.upgrade), or why it has none."""
+        """A path's format-2 steps (generator.core.results.upgrade), or why it has none."""
         return self._once(("canonical", steps), lambda: upgrade_steps(steps, self.data))
 
     def resolve(self, steps: tuple[Step, ...], *, measured_only: bool = True) -> Resolution:
-        """Walk a path in either spelling (generator.results.paths.resolve)."""
+        """Walk a path in either spelling (generator.core.results.paths.resolve)."""
         def walk() -> Resolution:
             canonical, problem = self.canonical(steps)
             if problem is not None:
@@ -326,7 +326,7 @@ class ResultsModel:
         return resolution.value if resolution.ok else MISSING
 
     def locate(self, steps: tuple[Step, ...]) -> Location | None:
-        """What a path names (generator.results.location.locate), with this file's rows."""
+        """What a path names (generator.core.results.location.locate), with this file's rows."""
         def place() -> Location | None:
             canonical, problem = self.canonical(steps)
             if problem is not None:

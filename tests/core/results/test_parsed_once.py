@@ -1,4 +1,4 @@
-"""A render parses each results file once (generator.results.seal.parsed_once): the check, the
+"""A render parses each results file once (generator.core.results.seal.parsed_once): the check, the
 pages, their tables and the files the render wrote share the values parsed from the same bytes.
 Sharing is safe only while every reader in the block only reads, so the committed projects are
 rendered with every parse recorded, and each parsed value is compared with a fresh parse of its
@@ -13,9 +13,9 @@ import pytest
 
 from generator.project import load_project
 from generator.render.renderer import render_project
-from generator.results import read_results
+from generator.core.results import read_results
 
-seal = sys.modules["generator.results.seal"]   # the package exports a function of the same name
+seal = sys.modules["generator.core.results.seal"]   # the package exports a function of the same name
 
 
 @pytest.fixture

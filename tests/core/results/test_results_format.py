@@ -13,20 +13,20 @@ from generator.claims.tracing.rederive import read_ranked_run
 from generator.core.metrics import Metric
 from generator.core.runfiles import read_qrels
 from generator.storage.errors import InputError
-from generator.results import Results, canonical_bytes, parse_path, read_results
-from generator.results.builders import (RowRun, ceiling_block, diagnosis_block, diagnosis_summary_block,
-                                        per_query_block, queries_without_candidates_block, table_block,
-                                        topic_diagnosis_entry)
-from generator.results.reference import (REGENERATE, json_schema, load_json_schema, render_json_schema,
-                                         render_reference)
-from generator.results.location import locate
-from generator.results.schema import BLOCKS, FORMAT_VERSION
-from generator.results.upgrade import format_of, upgrade
+from generator.core.results import Results, canonical_bytes, parse_path, read_results
+from generator.core.results.builders import (RowRun, ceiling_block, diagnosis_block, diagnosis_summary_block,
+                                             per_query_block, queries_without_candidates_block, table_block,
+                                             topic_diagnosis_entry)
+from generator.core.results.reference import (REGENERATE, json_schema, load_json_schema, render_json_schema,
+                                              render_reference)
+from generator.core.results.location import locate
+from generator.core.results.schema import BLOCKS, FORMAT_VERSION
+from generator.core.results.upgrade import format_of, upgrade
 from tests.conftest import run_git
 
 jsonschema = pytest.importorskip("jsonschema")
 
-REPOSITORY = Path(__file__).resolve().parents[2]
+REPOSITORY = Path(__file__).resolve().parents[3]
 SCIFACT = REPOSITORY / "outputs"
 L03 = REPOSITORY / "examples" / "l03" / "outputs"
 COMMITTED = [SCIFACT / "results.json", SCIFACT / "results-300.json", L03 / "results.json"]

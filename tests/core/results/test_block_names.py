@@ -1,6 +1,6 @@
-"""No module outside generator/results/ spells a results block's name: readers get blocks through
-the model (generator.results.model) and writers through the builders, so a block is named in one
-place, its declaration (generator.results.schema), and a renamed or new block cannot be missed by a
+"""No module outside generator/core/results/ spells a results block's name: readers get blocks through
+the model (generator.core.results.model) and writers through the builders, so a block is named in one
+place, its declaration (generator.core.results.schema), and a renamed or new block cannot be missed by a
 reader that spelled the old name.
 
 Some of those names are ordinary words that other formats use too (the ledger's `status`, the
@@ -12,9 +12,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from generator.results.schema import BLOCK_NAMES, FORMER_NAMES
+from generator.core.results.schema import BLOCK_NAMES, FORMER_NAMES
 
-PACKAGE = Path(__file__).resolve().parents[2] / "generator"
+PACKAGE = Path(__file__).resolve().parents[3] / "generator"
 NAMES = BLOCK_NAMES | set(FORMER_NAMES)
 
 # What a block's name means where a module outside the results package writes it: module -> words.
@@ -121,7 +121,7 @@ def block_name_literals(source: str) -> set[str]:
 def _found() -> dict[str, set[str]]:
     found = {}
     for path in sorted(PACKAGE.rglob("*.py")):
-        if path.relative_to(PACKAGE).parts[0] == "results":
+        if path.relative_to(PACKAGE).parts[:2] == ("core", "results"):
             continue
         words = block_name_literals(path.read_text(encoding="utf-8"))
         if words:
@@ -141,7 +141,7 @@ def test_no_module_outside_the_results_package_spells_a_block_name():
     allowed = _allowed()
     spelled = {module: sorted(words - allowed.get(module, set())) for module, words in _found().items()}
     assert {module: words for module, words in spelled.items() if words} == {}, (
-        "read the block through generator.results.model (or build it in generator.results.builders); if the "
+        "read the block through generator.core.results.model (or build it in generator.core.results.builders); if the "
         "word means something else there, list it in OTHER_MEANINGS with what it means")
 
 

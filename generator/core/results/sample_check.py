@@ -1,7 +1,7 @@
 """Did a change measured on the query sample hold on the full query set? Compares two results
 files (results.json and the every-query file) row by row; the statistics themselves come from
 generator.core.uncertainty when each file is written. The builder of `comparison_with_sample`
-and `comparison_with_sample_by_row` (generator.results.builders).
+and `comparison_with_sample_by_row` (generator.core.results.builders).
 
 For one row against its baseline, each metric's ``delta``, ``ci95_low``, ``ci95_high`` and
 ``p_value`` are read from both files. An interval "excludes zero" when ``low > 0`` or
@@ -28,7 +28,7 @@ from numbers import Integral, Real
 from typing import Any, Mapping, Sequence
 
 from generator.core.signflip import DEFAULT_TOLERANCE, check_tolerance, plain_float
-from generator.results.model import ResultsModel
+from generator.core.results.model import ResultsModel
 
 
 def _model(results: Mapping[str, Any], label: str) -> ResultsModel:

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from generator.results.paths import Step
-from generator.results.rows import row_roles
-from generator.results.schema import (COMPARISON_WITH_SAMPLE, COMPARISON_WITH_SAMPLE_BY_ROW, DIAGNOSIS, FORMAT,
-                                      FORMAT_VERSION, MANIFEST, PER_QUERY, QUERIES, QUERY_DETAILS, RERANK_COSTS,
-                                      COMPARISONS, TABLE)
+from generator.core.results.paths import Step
+from generator.core.results.rows import row_roles
+from generator.core.results.schema import (COMPARISON_WITH_SAMPLE, COMPARISON_WITH_SAMPLE_BY_ROW, DIAGNOSIS, FORMAT,
+                                           FORMAT_VERSION, MANIFEST, PER_QUERY, QUERIES, QUERY_DETAILS, RERANK_COSTS,
+                                           COMPARISONS, TABLE)
 
 _PER_QUERY_KEY = "per_query_key"
 _SANDBOX_PER_QUERY = "per_topic"
@@ -58,7 +58,7 @@ def format_of(data: Any) -> int | None:
 
 
 def decided_rerank_row(data: Mapping[str, Any]) -> str | None:
-    """The reranker under decision (generator.results.rows), when the file's table has it."""
+    """The reranker under decision (generator.core.results.rows), when the file's table has it."""
     roles = row_roles(data)
     return roles.rerank if roles.rerank in roles.names or not roles.names else None
 

@@ -20,8 +20,8 @@ the deepest point reached; a selector with no match lists the values that do exi
 holding `"measured": false` is a row that was not run: walking into any field of it other than
 its identity (`search`, `measured`, `not_measured_reason`) is refused, and so is a null value.
 What a path *means* (its block, row, query, metric, statistic and unit) is the schema's
-(`generator.results.location.locate`); a path written in format 1's spelling is read through
-`generator.results.upgrade`.
+(`generator.core.results.location.locate`); a path written in format 1's spelling is read through
+`generator.core.results.upgrade`.
 """
 from __future__ import annotations
 

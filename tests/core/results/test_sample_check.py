@@ -1,4 +1,4 @@
-"""Tests for generator/results/sample_check.py: did the sample's change hold on the full set?"""
+"""Tests for generator/core/results/sample_check.py: did the sample's change hold on the full set?"""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from generator.results.sample_check import compare_sample_to_full
+from generator.core.results.sample_check import compare_sample_to_full
 from generator.core.comparisons import compare
 
 

@@ -1,7 +1,7 @@
-"""The results file's reference, generated from its schema (generator.results.schema): a JSON Schema
+"""The results file's reference, generated from its schema (generator.core.results.schema): a JSON Schema
 (`results.schema.json`, package data beside this module, for any tool that reads results files)
 and a page (`docs/results.md`). Both are deterministic; `docs/generate_results_reference.py`
-writes them and tests/results/test_results_format.py checks the committed copies equal a fresh
+writes them and tests/core/results/test_results_format.py checks the committed copies equal a fresh
 render and that every committed results file validates against the JSON Schema.
 """
 
@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from generator.results import upgrade
-from generator.results.schema import BLOCKS, FIELDS, FORMAT, FORMAT_VERSION, KINDS, Block, Field
+from generator.core.results import upgrade
+from generator.core.results.schema import BLOCKS, FIELDS, FORMAT, FORMAT_VERSION, KINDS, Block, Field
 
 JSON_SCHEMA_PATH = Path(__file__).resolve().parent / "results.schema.json"
 REGENERATE = "python docs/generate_results_reference.py"
@@ -72,8 +72,8 @@ def json_schema() -> dict[str, Any]:
         "$id": "https://github.com/traced-readout/results.schema.json",
         "title": f"readout results file, format {FORMAT_VERSION}",
         "description": "What `readout evaluate` and `readout sandbox` write (results.json and the every-query file): "
-                       "each top-level block declared once. Generated from generator/results/schema.py; "
-                       "format 1 files (no format_version) are read through generator/results/upgrade.py.",
+                       "each top-level block declared once. Generated from generator/core/results/schema.py; "
+                       "format 1 files (no format_version) are read through generator/core/results/upgrade.py.",
         "type": "object",
         "required": [block.name for block in BLOCKS if block.required],
         "additionalProperties": False,
@@ -109,14 +109,14 @@ def _query_set(block: Block) -> str:
 def render_reference() -> str:
     """docs/results.md: the blocks, their layouts and fields, the kinds, and what format 1 spelled
     otherwise."""
-    lines = [f"<!-- Generated from generator/results/schema.py by `{REGENERATE}`: edit the schema, then",
-             "     regenerate; tests/results/test_results_format.py fails when this page is stale. -->", "",
+    lines = [f"<!-- Generated from generator/core/results/schema.py by `{REGENERATE}`: edit the schema, then",
+             "     regenerate; tests/core/results/test_results_format.py fails when this page is stale. -->", "",
              f"# results.json reference (format {FORMAT_VERSION})", "",
              "The file every stage shares: `readout evaluate` and `readout sandbox` write it, `readout check` "
              "rebuilds every derived block from the run files and judgements it names and compares, and the "
              "reports read it. Each top-level key is a **block**, declared once in "
-             "`generator/results/schema.py`; this page and the JSON Schema "
-             "(`generator/results/results.schema.json`) are generated from that declaration.", "",
+             "`generator/core/results/schema.py`; this page and the JSON Schema "
+             "(`generator/core/results/results.schema.json`) are generated from that declaration.", "",
              "A **layout** is a path pattern in the path grammar the ledger uses "
              "(`table[search=hybrid].nDCG@5`): `{row}`, `{baseline}`, `{query}`, `{metric}` and `{field}` "
              "say what each step stands for, `...` that a record's details go deeper. The checker reads a "

@@ -18,15 +18,15 @@ from generator.core.diagnosis import count_verdicts, diagnose, ndcg_verdict, rec
 from generator.core.frontier import NOTE as FRONTIER_NOTE, SUMMARY_KEYS, ceiling_at_depth
 from generator.core.headroom import NOTE as CEILING_NOTE, oracle_order
 from generator.core.metrics import Metric, macro_mean, p95, percentile, same_candidate_sets, signed_delta
-from generator.results.model import frontier_order
-from generator.results.sample_check import sample_comparisons
-from generator.results.schema import (ALL_PAIRS, BM25_TOP5, CANDIDATE_DEPTH, CEILING, COMPARISON_WITH_SAMPLE,
-                                      COMPARISON_WITH_SAMPLE_BY_ROW, COMPARISONS, DIAGNOSIS, DIAGNOSIS_SUMMARY, POWER,
-                                      DOCUMENTS, FORMAT, FORMAT_VERSION, FRONTIER, FUNNEL, MANIFEST,
-                                      MEAN_TOKEN_LENGTH, OPAQUE_RUN, P95_RERANK, PARAMETERS, PER_QUERY,
-                                      POSITIVE_JUDGEMENTS, QUERIES, QUERIES_WITHOUT_CANDIDATES, QUERY_DETAILS,
-                                      QUERY_SET, QUERY_TEXTS, RERANK_COSTS, RERANK_MILLISECONDS, RERANKED_TOP_5,
-                                      RERANKER, RUNS, SAME_CANDIDATES, STATUS, TABLE, TOKEN_LENGTHS)
+from generator.core.results.model import frontier_order
+from generator.core.results.sample_check import sample_comparisons
+from generator.core.results.schema import (ALL_PAIRS, BM25_TOP5, CANDIDATE_DEPTH, CEILING, COMPARISON_WITH_SAMPLE,
+                                           COMPARISON_WITH_SAMPLE_BY_ROW, COMPARISONS, DIAGNOSIS, DIAGNOSIS_SUMMARY, POWER,
+                                           DOCUMENTS, FORMAT, FORMAT_VERSION, FRONTIER, FUNNEL, MANIFEST,
+                                           MEAN_TOKEN_LENGTH, OPAQUE_RUN, P95_RERANK, PARAMETERS, PER_QUERY,
+                                           POSITIVE_JUDGEMENTS, QUERIES, QUERIES_WITHOUT_CANDIDATES, QUERY_DETAILS,
+                                           QUERY_SET, QUERY_TEXTS, RERANK_COSTS, RERANK_MILLISECONDS, RERANKED_TOP_5,
+                                           RERANKER, RUNS, SAME_CANDIDATES, STATUS, TABLE, TOKEN_LENGTHS)
 
 Ranking = Sequence[tuple[str, float]]
 # The cutoff of the evaluation stage's diagnosis: a relevant document below it is an ordering problem.
@@ -414,7 +414,7 @@ def invalid_sandbox_record(reasons: Sequence[str], note: str) -> dict[str, Any]:
 
 
 def sample_comparison_blocks(sample: Mapping[str, Any], full: Mapping[str, Any]) -> dict[str, Any]:
-    """`comparison_with_sample` and `comparison_with_sample_by_row` (generator.results.sample_check)."""
+    """`comparison_with_sample` and `comparison_with_sample_by_row` (generator.core.results.sample_check)."""
     found = sample_comparisons(sample, full)
     return {COMPARISON_WITH_SAMPLE.name: found["decided"], COMPARISON_WITH_SAMPLE_BY_ROW.name: found["by_row"]}
 

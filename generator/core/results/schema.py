@@ -2,7 +2,7 @@
 
 A block is a top-level key of results.json. Its declaration says what it holds, which query set
 its figures belong to, and how its values are keyed: a layout is a path pattern (the path grammar
-of `generator.results.paths`) whose slots name what a step stands for:
+of `generator.core.results.paths`) whose slots name what a step stands for:
 
     {row}        a row of the table (a selector `[search={row}]` or a key)
     {baseline}   the row a change is measured against (`{row}_vs_{baseline}`)
@@ -16,11 +16,11 @@ of `generator.results.paths`) whose slots name what a step stands for:
 A trailing `...` lets a layout reach deeper (a record's free-form details). Every reader that
 needs to know what a value is (the attribution and statistic rules of the checker, the source
 notes of the reports, the generated reference `docs/results.md`) asks `locate`
-(generator.results.location) what a path names, matched against these declarations, so a block
+(generator.core.results.location) what a path names, matched against these declarations, so a block
 is attributed the day it is declared.
 
 FORMAT_VERSION is written into every file (`format_version`); files without it are version 1
-and are read through `generator.results.upgrade`.
+and are read through `generator.core.results.upgrade`.
 """
 
 from __future__ import annotations
